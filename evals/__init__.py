@@ -1,0 +1,1 @@
+"""Held-out evaluation: suites, the concurrent runner, statistics and reports."""

@@ -1,0 +1,265 @@
+"""The structured actions a party can take, and how to read them from a model.
+
+One pydantic schema per action: ``make_offer(terms, message)``, ``accept(message)``,
+``walk_away(message)``. The same schema is exported three ways:
+
+* as OpenAI-format tool definitions (native tool-call mode: frontier models, Gemma 4 ...),
+* as a JSON schema for one action object (JSON-in-text mode, and ``response_format`` /
+  grammar-constrained decoding on vLLM and the embedded local server),
+* as prose in the prompt.
+
+Parsing is tolerant of how models wrap JSON (code fences, prose around it, a tool-call
+envelope) and strict about the terms: every issue, allowed values only, right types.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from .domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
+from .errors import InvalidOffer, ModelError
+
+MESSAGE_MAX_CHARS = 600
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    message: str = Field(default="", max_length=4000, description="what you say to the other side")
+
+
+class MakeOffer(_Action):
+    """Propose complete terms: a value for every issue."""
+
+    action: Literal["make_offer"] = "make_offer"
+    terms: dict[str, Value]  # type: ignore[assignment]
+
+
+class Accept(_Action):
+    """Accept the other side's standing offer exactly as it stands."""
+
+    action: Literal["accept"] = "accept"
+
+    @property
+    def terms(self) -> None:  # uniform access: every action has .terms
+        return None
+
+
+class WalkAway(_Action):
+    """End the negotiation without a deal."""
+
+    action: Literal["walk_away"] = "walk_away"
+
+    @property
+    def terms(self) -> None:
+        return None
+
+
+Action = Annotated[Union[MakeOffer, Accept, WalkAway], Field(discriminator="action")]
+ACTIONS: dict[str, type[_Action]] = {"make_offer": MakeOffer, "accept": Accept, "walk_away": WalkAway}
+_action_adapter: TypeAdapter[Action] = TypeAdapter(Action)
+
+
+def action_from_dict(data: dict[str, Any]) -> MakeOffer | Accept | WalkAway:
+    return _action_adapter.validate_python(data)
+
+
+class ActionParseError(ModelError):
+    """The model's output is not a usable action. ``feedback`` is written for the model."""
+
+    def __init__(self, feedback: str):
+        super().__init__(feedback)
+        self.feedback = feedback
+
+
+# --- schemas -------------------------------------------------------------------------
+
+
+def terms_schema(space: OutcomeSpace | None) -> dict[str, Any]:
+    """JSON schema of the terms object; exact (enums, bounds) when the space is known."""
+    if space is None:
+        return {"type": "object", "additionalProperties": {"type": ["number", "string"]}}
+    props: dict[str, Any] = {}
+    for issue in space.issues:
+        if isinstance(issue, DiscreteIssue):
+            props[issue.name] = {"enum": list(issue.options)}
+        else:
+            assert isinstance(issue, NumericIssue)
+            t = "integer" if issue.integral and issue.step == 1 else "number"
+            props[issue.name] = {"type": t, "minimum": _num(issue.low), "maximum": _num(issue.high)}
+            if issue.unit:
+                props[issue.name]["description"] = issue.unit
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def _num(x: float) -> int | float:
+    return int(x) if float(x).is_integer() else x
+
+
+_DESCRIPTIONS = {
+    "make_offer": "Propose complete terms: one allowed value for every issue, plus a short message.",
+    "accept": "Accept the other side's standing offer exactly as it stands.",
+    "walk_away": "End the negotiation without a deal.",
+}
+
+
+def tool_definitions(space: OutcomeSpace | None = None, allowed: tuple[str, ...] = tuple(ACTIONS)) -> list[dict[str, Any]]:
+    """OpenAI-format tool definitions (what LiteLLM forwards to any provider)."""
+    msg = {"type": "string", "description": "what you say to the other side"}
+    tools = []
+    for name in allowed:
+        props: dict[str, Any] = {"message": msg}
+        required = ["message"]
+        if name == "make_offer":
+            props = {"terms": terms_schema(space), "message": msg}
+            required = ["terms", "message"]
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": _DESCRIPTIONS[name],
+                    "parameters": {"type": "object", "properties": props, "required": required, "additionalProperties": False},
+                },
+            }
+        )
+    return tools
+
+
+def action_json_schema(space: OutcomeSpace | None = None, allowed: tuple[str, ...] = tuple(ACTIONS)) -> dict[str, Any]:
+    """JSON schema of one action object, for JSON-in-text mode and constrained decoding.
+
+    ``message`` comes before ``terms`` so a constrained decoder writes the words first and
+    the numbers last (the numbers can then follow the words).
+    """
+    msg = {"type": "string", "maxLength": MESSAGE_MAX_CHARS}
+    variants = []
+    for name in allowed:
+        props: dict[str, Any] = {"action": {"const": name}, "message": msg}
+        required = ["action", "message"]
+        if name == "make_offer":
+            props["terms"] = terms_schema(space)
+            required.append("terms")
+        variants.append({"type": "object", "properties": props, "required": required, "additionalProperties": False})
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+# --- parsing ------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def _json_objects(text: str):
+    """Yield each top-level JSON object found in ``text``, in order."""
+    decoder = json.JSONDecoder()
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for chunk in candidates:
+        i = chunk.find("{")
+        while i != -1:
+            try:
+                obj, end = decoder.raw_decode(chunk, i)
+            except json.JSONDecodeError:
+                i = chunk.find("{", i + 1)
+                continue
+            if isinstance(obj, dict):
+                yield obj
+            i = chunk.find("{", end)
+
+
+def _normalise(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """Map the shapes models write onto {"action": name, ...}; None if not an action."""
+    if isinstance(obj.get("action"), str):
+        return obj
+    # {"name": "make_offer", "arguments": {...}} and similar tool-call envelopes
+    name = obj.get("name") or obj.get("tool") or obj.get("function")
+    if isinstance(name, str) and name in ACTIONS:
+        args = obj.get("arguments", obj.get("parameters", obj.get("args", {})))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError:
+                return None
+        if isinstance(args, dict):
+            return {"action": name, **args}
+    # {"make_offer": {...}}
+    if len(obj) == 1:
+        (k, v), = obj.items()
+        if k in ACTIONS and isinstance(v, dict):
+            return {"action": k, **v}
+    return None
+
+
+def parse_text_action(text: str, space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
+    """Read one action from free text (JSON-in-text mode). Raises ActionParseError."""
+    if not text or not text.strip():
+        raise ActionParseError("Your reply was empty. Reply with one JSON action object.")
+    found_any = False
+    last_error = None
+    for obj in _json_objects(text):
+        found_any = True
+        data = _normalise(obj)
+        if data is None:
+            last_error = 'the JSON object has no "action" field; use "make_offer", "accept" or "walk_away"'
+            continue
+        return _build(data, space)
+    if not found_any:
+        raise ActionParseError(
+            'No JSON object found. Reply with exactly one JSON object such as '
+            '{"action": "make_offer", "message": "...", "terms": {...}}.'
+        )
+    raise ActionParseError(f"Invalid action: {last_error}.")
+
+
+def parse_tool_call(name: str, arguments: str | dict[str, Any], space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
+    """Read one action from a native tool call. Raises ActionParseError."""
+    if name not in ACTIONS:
+        raise ActionParseError(f"Unknown tool {name!r}; call make_offer, accept or walk_away.")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError as e:
+            raise ActionParseError(f"The arguments of {name} are not valid JSON ({e.msg}).") from None
+    if not isinstance(arguments, dict):
+        raise ActionParseError(f"The arguments of {name} must be a JSON object.")
+    return _build({**arguments, "action": name}, space)
+
+
+def _build(data: dict[str, Any], space: OutcomeSpace | None) -> MakeOffer | Accept | WalkAway:
+    kind = data.get("action")
+    if kind not in ACTIONS:
+        raise ActionParseError(f'Unknown action {kind!r}; use "make_offer", "accept" or "walk_away".')
+    cls = ACTIONS[kind]
+    fields = set(cls.model_fields)
+    data = {k: v for k, v in data.items() if k in fields}  # tolerate extra chatter keys
+    if data.get("message") is None:
+        data["message"] = ""
+    elif not isinstance(data["message"], str):
+        data["message"] = str(data["message"])
+    if kind == "make_offer":
+        terms = data.get("terms")
+        if space is not None:
+            try:
+                data["terms"] = space.validate_offer(terms)
+            except InvalidOffer as e:
+                raise ActionParseError(
+                    "Invalid terms: " + "; ".join(f"{k}: {v}" for k, v in e.problems.items()) + "."
+                ) from None
+        elif not isinstance(terms, dict):
+            raise ActionParseError('make_offer needs "terms": an object with a value for every issue.')
+    try:
+        return action_from_dict(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ActionParseError(f"Invalid {kind}: {where}: {first['msg']}.") from None
+
+
+def action_to_json(action: MakeOffer | Accept | WalkAway) -> str:
+    """The canonical JSON-text form of an action (what a JSON-mode model should write)."""
+    data: dict[str, Any] = {"action": action.action, "message": action.message}
+    if isinstance(action, MakeOffer):
+        data["terms"] = action.terms
+    return json.dumps(data, ensure_ascii=False)

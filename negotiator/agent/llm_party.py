@@ -1,0 +1,99 @@
+"""An LLM-driven party: the turn graph bound to one model, role and set of instructions."""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from ..domain.scenario import HardLimits, Role
+from ..errors import UsageError
+from ..models.base import ChatModel
+from ..models.resolve import resolve_model
+from ..party import PartyView, TurnRecord
+from .graph import RetryPolicy, TurnConfig, turn_graph
+from .prompt import prompt_hash
+
+ModeOption = Literal["auto", "json", "tools"]
+
+
+class LLMParty:
+    """A seller or buyer whose moves come from a chat model.
+
+    ``mode`` picks how the model acts: ``tools`` (native tool calls), ``json`` (one JSON
+    object in the text, for models without a tool template such as Gemma 3) or ``auto``
+    (tools when LiteLLM's capability data says the model supports function calling).
+    """
+
+    def __init__(
+        self,
+        model: str | ChatModel,
+        *,
+        role: Role,
+        instructions: str = "",
+        mode: ModeOption = "auto",
+        max_retries: int = 2,
+        guard: bool | None = None,
+        limits: HardLimits | dict | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = 256,
+        retry: RetryPolicy | None = None,
+        constrain: bool = True,
+        tracer=None,
+        spec: str | None = None,
+    ):
+        if mode not in ("auto", "json", "tools"):
+            raise UsageError(f"mode must be auto, json or tools, not {mode!r}")
+        if max_retries < 0:
+            raise UsageError("max_retries must be >= 0")
+        self.model = resolve_model(model, base_url=base_url, api_key=api_key)
+        self.role: Role = role
+        self.spec = spec or self.model.spec
+        self.family = self.model.family
+        self.instructions = instructions
+        self.limits = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
+        resolved: Literal["json", "tools"] = ("tools" if self.model.supports_tools else "json") if mode == "auto" else mode
+        self.mode = resolved
+        if tracer is None:
+            from ..tracing import get_tracer
+
+            tracer = get_tracer()
+        self.config = TurnConfig(
+            model=self.model,
+            mode=resolved,
+            instructions=instructions,
+            max_retries=max_retries,
+            guard=(role == "seller") if guard is None else guard,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            retry=retry or RetryPolicy(),
+            constrain=constrain,
+            tracer=tracer,
+        )
+        self._graph = turn_graph()
+        self._run_config = {"configurable": {"turn": self.config}}
+        self.prompt_hash = prompt_hash(instructions, resolved)
+
+    async def act(self, view: PartyView) -> TurnRecord:
+        if view.role != self.role:
+            raise UsageError(f"this party plays the {self.role}, but the view is the {view.role}'s")
+        if self.limits is not None:
+            view = view.model_copy(update={"limits": view.limits.merged(self.limits)})
+        t0 = time.perf_counter()
+        state = await self._graph.ainvoke({"view": view}, self._run_config)
+        return TurnRecord(
+            index=view.turn,
+            party=self.role,
+            action=state["action"],
+            raw_output=state.get("raw"),
+            invalid_attempts=state["attempts"],
+            guard=state.get("guard"),
+            fallback=state.get("fallback", False),
+            usage=state["usage"],
+            latency_s=round(time.perf_counter() - t0, 6),
+            prompt_hash=self.prompt_hash,
+        )
+
+    async def aclose(self) -> None:
+        await self.model.aclose()

@@ -1,0 +1,61 @@
+"""The typer application and the error handling shared by every command."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from ..errors import RemoteRequestBlocked, UsageError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+console = Console()
+err_console = Console(stderr=True)
+
+app = typer.Typer(
+    name="negotiator",
+    help="Deploy, evaluate and train negotiating sellers. Every command works offline by default.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class Unreachable(Exception):
+    """A model endpoint could not be reached; exit code 3."""
+
+
+def _register() -> None:
+    from . import eval_cmd, play_cmd, scenarios_cmd  # noqa: F401  (commands register themselves)
+
+
+def main() -> None:
+    _register()
+    try:
+        rc = app(standalone_mode=False)
+        sys.exit(rc if isinstance(rc, int) else EXIT_OK)
+    except UsageError as e:
+        err_console.print(f"[bold red]error:[/] {e}")
+        sys.exit(EXIT_USAGE)
+    except RemoteRequestBlocked as e:
+        err_console.print(f"[bold red]error:[/] {e}")
+        sys.exit(EXIT_USAGE)
+    except Unreachable as e:
+        err_console.print(f"[bold red]model unreachable:[/] {e}")
+        sys.exit(EXIT_UNREACHABLE)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        sys.exit(EXIT_FAILURE)
+    except typer.TyperException as e:  # bad flags and values: typer's usage errors carry exit code 2
+        show = getattr(e, "show", None)
+        if show:
+            show()
+        else:
+            err_console.print(f"[bold red]error:[/] {e}")
+        sys.exit(getattr(e, "exit_code", EXIT_USAGE))

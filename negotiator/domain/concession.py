@@ -1,0 +1,136 @@
+"""Concession arithmetic shared by the rule-based tactics and the scripted test models.
+
+Time-dependent tactics (Faratin, Sierra & Jennings 1998) aim at utility
+``u(t) = r + (u_max - r) * (1 - t ** (1 / e))`` at deadline share ``t``: ``e < 1`` is
+Boulware (holds firm, concedes late), ``e = 1`` linear, ``e > 1`` Conceder. An
+``OutcomeIndex`` turns a target utility into concrete terms: among outcomes at or just
+above the target it picks the one nearest the other side's last offer, then fine-tunes
+the heaviest numeric issue so the offer lands on the target.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+
+from .issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
+from .scenario import HardLimits
+from .utility import LinearValue, Preferences
+
+
+def target_utility(t: float, reservation: float, exponent: float, u_max: float = 1.0) -> float:
+    """Faratin's time-dependent target at deadline share ``t`` in [0, 1]."""
+    t = min(1.0, max(0.0, t))
+    return reservation + (u_max - reservation) * (1.0 - t ** (1.0 / exponent))
+
+
+class OutcomeIndex:
+    """One side's utilities over the outcome grid, computed once per scenario."""
+
+    _shared: dict[tuple, list[OutcomeIndex]] = {}
+
+    @classmethod
+    def shared(cls, space: OutcomeSpace, prefs: Preferences, limits: HardLimits | None, key: str) -> OutcomeIndex:
+        """A process-wide index for (``key``, prefs, limits): negotiations of one suite share it."""
+        limits = limits or HardLimits()
+        bucket = cls._shared.setdefault((key, prefs.reservation), [])
+        for idx in bucket:
+            if idx.prefs == prefs and idx.limits == limits and idx.space == space:
+                return idx
+        if len(cls._shared) > 2048:
+            cls._shared.clear()
+            bucket = cls._shared.setdefault((key, prefs.reservation), [])
+        idx = cls(space, prefs, limits)
+        bucket.append(idx)
+        return idx
+
+    def __init__(self, space: OutcomeSpace, prefs: Preferences, limits: HardLimits | None = None, points: int = 11):
+        self.space, self.prefs = space, prefs
+        self.limits = limits or HardLimits()
+        self.outcomes = self._allowed_outcomes(points)
+        self._utils = [u for u, _ in self.outcomes]
+        self.ideal = prefs.ideal(space)
+        self.u_max = prefs.utility(self.ideal)
+        numeric = [i for i in space.issues if isinstance(i, NumericIssue)]
+        self.tune = max(numeric, key=lambda i: prefs.weights[i.name]) if numeric else None
+
+    def _allowed_outcomes(self, points: int) -> list[tuple[float, Offer]]:
+        """(utility, offer) on the grid within the limits, ascending; the products are
+        summed per issue so building the index stays cheap for large grids."""
+        lim, prefs = self.limits, self.prefs
+        axes = []
+        for issue in self.space.issues:
+            k = issue.name
+            values = list(issue.options) if isinstance(issue, DiscreteIssue) else issue.grid(points)
+            lo, hi = lim.minimum.get(k), lim.maximum.get(k)
+            values = [
+                v for v in values
+                if (lo is None or float(v) >= lo) and (hi is None or float(v) <= hi) and v not in lim.forbidden.get(k, ())
+            ]
+            w, vf = prefs.weights[k], prefs.values[k]
+            axes.append([(w * vf(v), v) for v in values])
+        floor = lim.utility_floor(prefs) - 1e-9
+        names = self.space.names
+        out = []
+        for combo in itertools.product(*axes):
+            u = sum(c[0] for c in combo)
+            if u >= floor:
+                out.append((u, dict(zip(names, (c[1] for c in combo)))))
+        if not out:
+            ideal = prefs.ideal(self.space)
+            out = [(prefs.utility(ideal), ideal)]
+        out.sort(key=lambda p: p[0])
+        return out
+
+    def offer(self, target: float, toward: Offer | None = None, rng: random.Random | None = None, window: float = 0.05) -> Offer:
+        """Terms worth at least ``target`` to this side, as close as possible to ``toward``."""
+        if target >= self.u_max - 1e-9:
+            return dict(self.ideal)
+        i = bisect.bisect_left(self._utils, target - 1e-9)
+        if i == len(self._utils):
+            return dict(self.ideal)
+        j = bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
+        band = [o for _, o in self.outcomes[i:j]]
+        if toward is not None:
+            band.sort(key=lambda o: self.distance(o, toward))
+            best = band[0]
+        else:
+            best = band[rng.randrange(len(band))] if rng else band[0]
+        return self.fine_tune(dict(best), target)
+
+    def fine_tune(self, offer: Offer, target: float) -> Offer:
+        """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""
+        if self.tune is None:
+            return offer
+        issue, vf = self.tune, self.prefs.values[self.tune.name]
+        assert isinstance(vf, LinearValue)
+        w = self.prefs.weights[issue.name]
+        if w <= 0:
+            return offer
+        rest = self.prefs.utility(offer) - w * vf(offer[issue.name])
+        need = (target - rest) / w
+        if not 0.0 <= need <= 1.0:
+            return offer
+        x = vf.inverse(need)
+        # Snap towards this side's preferred direction so the utility stays >= target.
+        cand = issue.snap(x)
+        if vf(cand) < need - 1e-12:
+            step = issue.step if vf.best > vf.worst else -issue.step
+            cand = issue.snap(float(cand) + step)
+        tuned = {**offer, issue.name: cand}
+        return tuned if self.limits.allows(tuned, self.prefs) else offer
+
+    def distance(self, a: Offer, b: Offer) -> float:
+        """Normalised distance between two offers (0 = same terms, 1 per fully different issue)."""
+        d = 0.0
+        for issue in self.space.issues:
+            if isinstance(issue, DiscreteIssue):
+                if issue.ordered:
+                    d += abs(issue.options.index(a[issue.name]) - issue.options.index(b[issue.name])) / (len(issue.options) - 1)
+                else:
+                    d += 0.0 if a[issue.name] == b[issue.name] else 1.0
+            else:
+                d += abs(float(a[issue.name]) - float(b[issue.name])) / (issue.high - issue.low)
+        return d
+

@@ -1,0 +1,194 @@
+"""Issues and the outcome space.
+
+An issue is something the two sides bargain over. A numeric issue is a closed range
+with a unit and a step (price 800..1200 USD in steps of 1); a discrete issue is a list
+of options, ordered (delivery days 2, 5, 10, 20) or categorical (payment upfront, net30,
+net60). An offer assigns one value to every issue of the outcome space; partial offers
+and unknown keys are invalid.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import cached_property
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..errors import InvalidOffer
+
+Value = Union[int, float, str]
+Offer = dict[str, Value]
+"""Terms of an offer: issue name -> value. Validated by :meth:`OutcomeSpace.validate`."""
+
+
+class _IssueBase(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="snake_case key used in offers")
+    label: str = ""
+    unit: str = ""
+
+    def title(self) -> str:
+        return self.label or self.name.replace("_", " ")
+
+
+class NumericIssue(_IssueBase):
+    """A closed range ``[low, high]`` in steps of ``step`` (a step of 1 means integers)."""
+
+    kind: Literal["numeric"] = "numeric"
+    low: float
+    high: float
+    step: float = 1.0
+
+    @model_validator(mode="after")
+    def _check_range(self) -> NumericIssue:
+        if not self.high > self.low:
+            raise ValueError(f"issue {self.name!r}: high ({self.high}) must exceed low ({self.low})")
+        if self.step <= 0:
+            raise ValueError(f"issue {self.name!r}: step must be positive")
+        return self
+
+    @property
+    def integral(self) -> bool:
+        return float(self.step).is_integer() and float(self.low).is_integer()
+
+    def snap(self, x: float) -> Value:
+        """Round ``x`` onto the grid and into the range."""
+        k = round((x - self.low) / self.step)
+        v = min(max(self.low + k * self.step, self.low), self.high)
+        return int(round(v)) if self.integral else round(v, 10)
+
+    def grid(self, points: int) -> list[Value]:
+        """``points`` evenly spaced values (snapped), always including both ends."""
+        n = max(2, points)
+        vals = [self.snap(self.low + (self.high - self.low) * i / (n - 1)) for i in range(n)]
+        return list(dict.fromkeys(vals))
+
+    def check(self, value: object) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"must be a number between {_fmt(self.low)} and {_fmt(self.high)}, got {value!r}"
+        if not math.isfinite(value):
+            return f"must be a finite number, got {value!r}"
+        if value < self.low or value > self.high:
+            return f"{_fmt(value)} is outside the allowed range {_fmt(self.low)}..{_fmt(self.high)}"
+        return None
+
+    def describe(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{_fmt(self.low)}..{_fmt(self.high)}{unit}"
+
+
+class DiscreteIssue(_IssueBase):
+    """A list of allowed options. ``ordered`` says the list order means something."""
+
+    kind: Literal["discrete"] = "discrete"
+    options: tuple[Value, ...]
+    ordered: bool = False
+
+    @field_validator("options")
+    @classmethod
+    def _check_options(cls, v: tuple[Value, ...]) -> tuple[Value, ...]:
+        if len(v) < 2:
+            raise ValueError("a discrete issue needs at least two options")
+        if len(set(v)) != len(v):
+            raise ValueError("discrete options must be distinct")
+        return v
+
+    def check(self, value: object) -> str | None:
+        if isinstance(value, bool) or value not in self.options:
+            allowed = ", ".join(repr(o) for o in self.options)
+            return f"{value!r} is not an allowed option; choose one of {allowed}"
+        # 12 and 12.0 compare equal; keep the declared type so terms stay canonical.
+        return None
+
+    def canonical(self, value: Value) -> Value:
+        return self.options[self.options.index(value)]
+
+    def describe(self) -> str:
+        unit = f" {self.unit}" if self.unit else ""
+        return "one of " + ", ".join(str(o) for o in self.options) + unit
+
+
+Issue = Annotated[Union[NumericIssue, DiscreteIssue], Field(discriminator="kind")]
+
+
+class OutcomeSpace(BaseModel):
+    """The issues under negotiation; validates offers and enumerates outcomes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    issues: tuple[Issue, ...]
+
+    @field_validator("issues")
+    @classmethod
+    def _unique(cls, v: tuple[Issue, ...]) -> tuple[Issue, ...]:
+        if not v:
+            raise ValueError("an outcome space needs at least one issue")
+        names = [i.name for i in v]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"duplicate issue names: {sorted(dup)}")
+        return v
+
+    @cached_property
+    def names(self) -> list[str]:
+        return [i.name for i in self.issues]
+
+    def issue(self, name: str) -> NumericIssue | DiscreteIssue:
+        for i in self.issues:
+            if i.name == name:
+                return i
+        raise KeyError(name)
+
+    def problems(self, terms: object) -> dict[str, str]:
+        """Everything wrong with ``terms``, keyed by issue name (empty when valid)."""
+        if not isinstance(terms, dict):
+            return {"terms": f"must be an object mapping each issue to a value, got {type(terms).__name__}"}
+        out: dict[str, str] = {}
+        for issue in self.issues:
+            if issue.name not in terms:
+                out[issue.name] = f"missing; give a value ({issue.describe()})"
+            else:
+                err = issue.check(terms[issue.name])
+                if err:
+                    out[issue.name] = err
+        for key in terms:
+            if key not in self.names:
+                out[str(key)] = f"unknown issue; the issues are {', '.join(self.names)}"
+        return out
+
+    def validate_offer(self, terms: object) -> Offer:
+        """Return canonical terms (issue order, declared option types) or raise InvalidOffer."""
+        problems = self.problems(terms)
+        if problems:
+            raise InvalidOffer(problems)
+        assert isinstance(terms, dict)
+        out: Offer = {}
+        for issue in self.issues:
+            v = terms[issue.name]
+            out[issue.name] = issue.canonical(v) if isinstance(issue, DiscreteIssue) else issue.snap(v)
+        return out
+
+    def grid(self, numeric_points: int = 21) -> list[Offer]:
+        """Every outcome on a grid: all discrete options x ``numeric_points`` per numeric issue."""
+        axes = [
+            list(i.options) if isinstance(i, DiscreteIssue) else i.grid(numeric_points)
+            for i in self.issues
+        ]
+        return [dict(zip(self.names, combo)) for combo in itertools.product(*axes)]
+
+    def format_offer(self, terms: Offer) -> str:
+        parts = []
+        for issue in self.issues:
+            v = terms.get(issue.name)
+            unit = f" {issue.unit}" if issue.unit else ""
+            parts.append(f"{issue.name}={_fmt(v) if isinstance(v, (int, float)) else v}{unit}")
+        return ", ".join(parts)
+
+
+def _fmt(x: object) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)

@@ -1,0 +1,233 @@
+"""Scenarios: one concrete negotiation over a product.
+
+A scenario holds the public facts (product, currency, issues, who opens, round limit)
+and each side's private preferences; the seller side also carries the business's hard
+limits. ``Scenario.public()`` is everything both sides may see.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from functools import cached_property
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt
+from .utility import Preferences
+
+Role = Literal["seller", "buyer"]
+
+
+def other(role: Role) -> Role:
+    return "buyer" if role == "seller" else "seller"
+
+
+class HardLimits(BaseModel):
+    """Limits the business sets that the seller may never cross, whatever it is told.
+
+    ``minimum``/``maximum`` bound numeric issues (a price floor, a cap on quantity);
+    ``forbidden`` lists discrete options never to agree to; ``min_utility`` is a floor on
+    the seller's own utility (defaults to its reservation utility).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    minimum: dict[str, float] = Field(default_factory=dict)
+    maximum: dict[str, float] = Field(default_factory=dict)
+    forbidden: dict[str, tuple[Value, ...]] = Field(default_factory=dict)
+    min_utility: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    def merged(self, other: HardLimits | None) -> HardLimits:
+        """The stricter of both sets of limits."""
+        if other is None:
+            return self
+        lo = dict(self.minimum)
+        for k, v in other.minimum.items():
+            lo[k] = max(v, lo.get(k, v))
+        hi = dict(self.maximum)
+        for k, v in other.maximum.items():
+            hi[k] = min(v, hi.get(k, v))
+        fb = {k: tuple(v) for k, v in self.forbidden.items()}
+        for k, v in other.forbidden.items():
+            fb[k] = tuple(dict.fromkeys([*fb.get(k, ()), *v]))
+        mu = [x for x in (self.min_utility, other.min_utility) if x is not None]
+        return HardLimits(minimum=lo, maximum=hi, forbidden=fb, min_utility=max(mu) if mu else None)
+
+    def check_space(self, space: OutcomeSpace) -> None:
+        for k in [*self.minimum, *self.maximum]:
+            if k not in space.names or not isinstance(space.issue(k), NumericIssue):
+                raise ValueError(f"limit on {k!r}: not a numeric issue of this scenario ({space.names})")
+        for k, opts in self.forbidden.items():
+            if k not in space.names or not isinstance(space.issue(k), DiscreteIssue):
+                raise ValueError(f"forbidden options for {k!r}: not a discrete issue of this scenario")
+            issue = space.issue(k)
+            assert isinstance(issue, DiscreteIssue)
+            if set(opts) >= set(issue.options):
+                raise ValueError(f"forbidden options for {k!r} leave nothing allowed")
+
+    def violations(self, offer: Offer, prefs: Preferences) -> dict[str, str]:
+        """Each limit ``offer`` crosses, keyed by issue (``utility`` for the utility floor)."""
+        out: dict[str, str] = {}
+        for k, lo in self.minimum.items():
+            if float(offer[k]) < lo:
+                out[k] = f"{_fmt(offer[k])} is below the limit {_fmt(lo)}"
+        for k, hi in self.maximum.items():
+            if float(offer[k]) > hi:
+                out[k] = f"{_fmt(offer[k])} is above the limit {_fmt(hi)}"
+        for k, opts in self.forbidden.items():
+            if offer[k] in opts:
+                out[k] = f"{offer[k]!r} is not allowed"
+        floor = self.utility_floor(prefs)
+        u = prefs.utility(offer)
+        if u < floor - 1e-9:
+            out["utility"] = f"utility {u:.3f} is below the floor {floor:.3f}"
+        return out
+
+    def utility_floor(self, prefs: Preferences) -> float:
+        return prefs.reservation if self.min_utility is None else max(self.min_utility, prefs.reservation)
+
+    def allows(self, offer: Offer, prefs: Preferences) -> bool:
+        return not self.violations(offer, prefs)
+
+    def repair(self, offer: Offer, prefs: Preferences, space: OutcomeSpace) -> Offer:
+        """The offer nearest ``offer`` that respects every limit.
+
+        Numeric limits are clamped and forbidden options swapped for the best allowed one;
+        if the utility is still below the floor, issues move towards the seller's best
+        value, heaviest first, and the last one only as far as needed.
+        """
+        o = dict(offer)
+        for issue in space.issues:
+            k = issue.name
+            if isinstance(issue, NumericIssue):
+                lo, hi = self.minimum.get(k), self.maximum.get(k)
+                if lo is not None and float(o[k]) < lo:
+                    o[k] = _snap_into(issue, lo, up=True)
+                if hi is not None and float(o[k]) > hi:
+                    o[k] = _snap_into(issue, hi, up=False)
+            elif o[k] in self.forbidden.get(k, ()):
+                allowed = [x for x in issue.options if x not in self.forbidden[k]]
+                o[k] = max(allowed, key=lambda x: prefs.issue_value(k, x))
+        floor = self.utility_floor(prefs)
+        for issue in sorted(space.issues, key=lambda i: -prefs.weights[i.name]):
+            if prefs.utility(o) >= floor - 1e-9:
+                break
+            k, w = issue.name, prefs.weights[issue.name]
+            best = prefs.best_value(issue)
+            if isinstance(issue, DiscreteIssue):
+                allowed = [x for x in issue.options if x not in self.forbidden.get(k, ())]
+                o[k] = max(allowed, key=lambda x: prefs.issue_value(k, x))
+                continue
+            vf = prefs.values[k]
+            need = (floor - (prefs.utility(o) - w * vf(o[k]))) / w if w > 0 else 2.0
+            if need >= 1.0:
+                o[k] = best
+            else:
+                x = vf.inverse(need)  # type: ignore[union-attr]
+                up = vf.best > vf.worst  # type: ignore[union-attr]
+                o[k] = _snap_into(issue, x, up=up)
+            o[k] = self._clamp(issue, o[k])
+        return o
+
+    def _clamp(self, issue: NumericIssue, v: Value) -> Value:
+        lo, hi = self.minimum.get(issue.name), self.maximum.get(issue.name)
+        if lo is not None and float(v) < lo:
+            v = _snap_into(issue, lo, up=True)
+        if hi is not None and float(v) > hi:
+            v = _snap_into(issue, hi, up=False)
+        return v
+
+
+class Product(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    description: str = ""
+    list_price: float | None = None
+
+
+class Scenario(BaseModel):
+    """A concrete negotiation: public facts plus both sides' private preferences."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    template: str = "custom"
+    product: Product
+    currency: str = "USD"
+    issues: tuple[Issue, ...]
+    seller: Preferences
+    buyer: Preferences
+    seller_limits: HardLimits = Field(default_factory=HardLimits)
+    opener: Role = "buyer"
+    max_rounds: int = Field(default=8, ge=1, le=100, description="each round is one move by each side")
+    seed: int | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scenario:
+        space = OutcomeSpace(issues=self.issues)
+        for side, prefs in (("seller", self.seller), ("buyer", self.buyer)):
+            try:
+                prefs.check_space(space)
+            except ValueError as e:
+                raise ValueError(f"{side} preferences: {e}") from None
+        self.seller_limits.check_space(space)
+        return self
+
+    @cached_property
+    def space(self) -> OutcomeSpace:
+        return OutcomeSpace(issues=self.issues)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Content hash: two scenarios with the same fingerprint are the same game."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    @property
+    def max_turns(self) -> int:
+        return 2 * self.max_rounds
+
+    def preferences(self, role: Role) -> Preferences:
+        return self.seller if role == "seller" else self.buyer
+
+    def limits(self, role: Role) -> HardLimits:
+        """Hard limits of ``role``. Buyers have none beyond their reservation utility."""
+        return self.seller_limits if role == "seller" else HardLimits()
+
+    def public(self) -> PublicScenario:
+        return self._public
+
+    @cached_property
+    def _public(self) -> PublicScenario:
+        return PublicScenario(
+            id=self.id,
+            product=self.product,
+            currency=self.currency,
+            issues=self.issues,
+            opener=self.opener,
+            max_rounds=self.max_rounds,
+        )
+
+
+class PublicScenario(BaseModel):
+    """What both sides know: no preferences, no reservations, no limits."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    id: str
+    product: Product
+    currency: str
+    issues: tuple[Issue, ...]
+    opener: Role
+    max_rounds: int
+
+    @cached_property
+    def space(self) -> OutcomeSpace:
+        return OutcomeSpace(issues=self.issues)
+
+
+def _snap_into(issue: NumericIssue, x: float, *, up: bool) -> Value:
+    """Snap ``x`` onto the issue's grid, rounding up (or down) so a bound is never crossed."""
+    k = (x - issue.low) / issue.step
+    k = math.ceil(k - 1e-9) if up else math.floor(k + 1e-9)
+    return issue.snap(issue.low + k * issue.step)

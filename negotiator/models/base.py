@@ -1,0 +1,98 @@
+"""The one interface every chat model sits behind.
+
+Real models go through LiteLLM (frontier APIs, vLLM, the embedded local server); test
+doubles implement the same ``ChatModel`` protocol without any network.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from urllib.parse import urlparse
+
+from ..errors import RemoteRequestBlocked
+
+if TYPE_CHECKING:
+    from ..party import PartyView
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: str  # JSON text, as providers return it
+
+
+@dataclass
+class ModelRequest:
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None
+    response_schema: dict[str, Any] | None = None  # constrain decoding where the backend can
+    temperature: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    attempt: int = 0  # 0 for the first answer of a turn, 1.. for retries after feedback
+    # The structured view behind the messages. Only test doubles read it (to script
+    # sensible behaviour); real models see nothing but ``messages``.
+    view: PartyView | None = None
+
+
+@dataclass
+class ModelResponse:
+    text: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def raw(self) -> str:
+        """The output as one string (for logs and retry feedback)."""
+        if self.tool_calls:
+            calls = "; ".join(f"{c.name}({c.arguments})" for c in self.tool_calls)
+            return f"{self.text or ''}\n[tool calls] {calls}".strip()
+        return self.text or ""
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    spec: str
+    family: str
+    supports_tools: bool
+    supports_response_schema: bool
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+# --- offline guard --------------------------------------------------------------------
+
+_block_remote = os.environ.get("NEGOTIATOR_BLOCK_REMOTE", "") not in ("", "0", "false")
+
+
+def block_remote_requests(block: bool = True) -> None:
+    """Make every non-loopback model request raise RemoteRequestBlocked (tests use this)."""
+    global _block_remote
+    _block_remote = block
+
+
+def is_loopback(url: str | None) -> bool:
+    if not url:
+        return False
+    host = urlparse(url if "://" in url else f"http://{url}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_request_allowed(model: str, base_url: str | None) -> None:
+    if _block_remote and not is_loopback(base_url):
+        raise RemoteRequestBlocked(
+            f"a request to model {model!r} (base URL {base_url or 'provider default'}) would leave this "
+            "machine, and remote requests are blocked (NEGOTIATOR_BLOCK_REMOTE). Use a scripted/ or rule/ "
+            "spec, or a loopback base URL."
+        )

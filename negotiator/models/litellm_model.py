@@ -1,0 +1,150 @@
+"""Every real model call goes through LiteLLM: one string picks the backend.
+
+``openai/gpt-4o-mini``, ``anthropic/...``, ``gemini/...`` reach frontier APIs;
+``hosted_vllm/MODEL`` plus a base URL reaches a vLLM server (or the embedded local
+server, which speaks the same protocol). Provider failures become ``ProviderError``
+marked transient or not; the agent decides whether to retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from ..errors import ProviderError
+from .base import ModelRequest, ModelResponse, ToolCall, check_request_allowed
+from .families import model_family
+
+# LiteLLM fetches a price map from the internet at import unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+_litellm = None
+
+
+def litellm_module():
+    """Import LiteLLM lazily (it takes seconds) and keep it quiet."""
+    global _litellm
+    if _litellm is None:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        litellm.drop_params = True  # a provider that lacks a parameter should not fail the call
+        _litellm = litellm
+    return _litellm
+
+
+# Backends known to take a JSON schema in ``response_format`` (structured outputs).
+_SCHEMA_PREFIXES = ("hosted_vllm/", "openai/", "gemini/", "vertex_ai/")
+
+
+class LiteLLMModel:
+    """A chat model reached through ``litellm.acompletion``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        tools: bool | None = None,
+        response_schema: bool | None = None,
+        family: str | None = None,
+        extra: dict[str, Any] | None = None,
+        spec: str | None = None,
+    ):
+        self.model = model
+        self.spec = spec or model
+        self.base_url = base_url
+        self.api_key = api_key
+        self.timeout = timeout
+        self.extra = dict(extra or {})
+        self.family = family or model_family(model)
+        self.supports_tools = self._supports_tools() if tools is None else tools
+        self.supports_response_schema = (
+            (model.startswith(_SCHEMA_PREFIXES) and not self.supports_tools) if response_schema is None else response_schema
+        )
+
+    def _supports_tools(self) -> bool:
+        """LiteLLM's capability data; unknown models (a vLLM-served Gemma 3) get JSON mode."""
+        try:
+            return bool(litellm_module().supports_function_calling(model=self.model))
+        except Exception:
+            return False
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        check_request_allowed(self.model, self.base_url)
+        litellm = litellm_module()
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": request.messages,
+            "timeout": self.timeout,
+            "num_retries": 0,  # the agent retries with backoff and records each attempt
+            **self.extra,
+        }
+        if self.base_url:
+            kwargs["api_base"] = self.base_url
+        if self.api_key:
+            kwargs["api_key"] = self.api_key
+        elif self.base_url and self.model.startswith(("hosted_vllm/", "openai/")):
+            kwargs["api_key"] = os.environ.get("NEGOTIATOR_MODEL_API_KEY", "not-needed")
+        if request.tools:
+            kwargs["tools"] = request.tools
+            kwargs["tool_choice"] = "required"
+        if request.response_schema is not None and self.supports_response_schema and not request.tools:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "action", "schema": request.response_schema, "strict": True},
+            }
+        for key in ("temperature", "max_tokens", "seed"):
+            value = getattr(request, key)
+            if value is not None:
+                kwargs[key] = value
+        try:
+            resp = await litellm.acompletion(**kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # LiteLLM maps every provider's errors onto OpenAI's classes
+            raise _provider_error(e) from e
+        return _to_response(resp)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _provider_error(e: Exception) -> ProviderError:
+    status = getattr(e, "status_code", None)
+    name = type(e).__name__
+    transient = (
+        name in {"Timeout", "APIConnectionError", "RateLimitError", "ServiceUnavailableError", "InternalServerError", "APIError"}
+        or isinstance(e, (TimeoutError, ConnectionError))
+        or (isinstance(status, int) and (status == 429 or status >= 500))
+    )
+    if name in {"AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError"}:
+        transient = False
+    msg = str(e).splitlines()[0][:500] if str(e) else name
+    return ProviderError(f"{name}: {msg}", transient=transient, status=status if isinstance(status, int) else None)
+
+
+def _to_response(resp: Any) -> ModelResponse:
+    choice = resp.choices[0]
+    msg = choice.message
+    calls = []
+    for tc in getattr(msg, "tool_calls", None) or []:
+        fn = tc.function
+        calls.append(ToolCall(name=fn.name or "", arguments=fn.arguments or "{}"))
+    usage = getattr(resp, "usage", None)
+    cost = 0.0
+    try:
+        cost = float(litellm_module().completion_cost(completion_response=resp) or 0.0)
+    except Exception:
+        cost = 0.0  # unknown price (local and self-hosted models): free as far as we know
+    return ModelResponse(
+        text=msg.content,
+        tool_calls=calls,
+        prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+        completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+        cost_usd=cost,
+    )

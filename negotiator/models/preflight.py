@@ -1,0 +1,45 @@
+"""Check, before a batch starts, that a model can be reached at all.
+
+A batch of 1,152 negotiations against a server that is not running should fail in one
+second with one clear message, not produce 1,152 error episodes.
+"""
+
+from __future__ import annotations
+
+import socket
+from urllib.parse import urlparse
+
+from ..errors import ProviderError
+from .base import check_request_allowed
+from .litellm_model import litellm_module
+from .specs import parse_spec
+
+
+def preflight(spec: str, base_url: str | None = None, timeout: float = 3.0) -> None:
+    """Raise ProviderError when ``spec`` obviously cannot work (server down, key missing)."""
+    s = parse_spec(spec)
+    if s.kind != "litellm":
+        return
+    check_request_allowed(s.name, base_url)
+    if base_url:
+        url = urlparse(base_url if "://" in base_url else f"http://{base_url}")
+        host, port = url.hostname or "localhost", url.port or (443 if url.scheme == "https" else 80)
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                pass
+        except OSError as e:
+            raise ProviderError(
+                f"cannot connect to {base_url} for {spec} ({e.strerror or e}). Is the server running? "
+                "Start it (e.g. `vllm serve MODEL` or `negotiator serve-local SPEC`) or fix the URL."
+            ) from None
+        return
+    try:
+        env = litellm_module().validate_environment(model=s.name)
+    except Exception:
+        return  # LiteLLM does not know this provider's keys; let the first call tell
+    missing = env.get("missing_keys") or []
+    if missing:
+        raise ProviderError(
+            f"{spec} needs {', '.join(missing)} in the environment. Set it, or pass a base URL for a "
+            "self-hosted server, or use an offline spec such as rule/boulware or local/gemma-3-270m."
+        )

@@ -1,0 +1,35 @@
+"""Turn a model spec into a ``ChatModel``."""
+
+from __future__ import annotations
+
+from ..errors import UsageError
+from .base import ChatModel
+from .litellm_model import LiteLLMModel
+from .scripted import named_scripted_model
+from .specs import parse_spec
+
+
+def resolve_model(spec: str | ChatModel, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0) -> ChatModel:
+    """A chat model for ``spec``: ``scripted/...``, ``local/...`` or any LiteLLM model string."""
+    if not isinstance(spec, str):
+        return spec
+    s = parse_spec(spec)
+    if s.kind == "scripted":
+        return named_scripted_model(s.name, s.params, s.raw)
+    if s.kind == "local":
+        from .local import local_model
+
+        return local_model(s.raw)
+    if s.kind == "litellm":
+        extra = {k: _coerce(v) for k, v in s.params.items()}
+        return LiteLLMModel(s.name, base_url=base_url, api_key=api_key, timeout=timeout, extra=extra, spec=s.raw)
+    raise UsageError(f"{spec!r} is not a language model spec ({s.kind}); an LLM party needs scripted/, local/ or a LiteLLM model")
+
+
+def _coerce(v: str):
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v.lower(), v)

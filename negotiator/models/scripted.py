@@ -1,0 +1,230 @@
+"""Scripted test models: deterministic stand-ins for an LLM, no network.
+
+``ScriptedModel`` answers from a list (strict: it fails on a call it has no answer for,
+and ``assert_consumed`` fails if answers are left) or from a function of the request.
+Named scripted models (spec ``scripted/<name>?param=value``) exercise the whole seller
+pipeline: sensible play, malformed and hostile output, provider failures, latency.
+
+=====================  ============================================================
+``scripted/boulware``  plays a Boulware tactic and writes well-formed actions
+``scripted/accept``    accepts any standing offer, otherwise offers its ideal terms
+``scripted/malformed`` first answer of every turn is unusable, the retry is good
+``scripted/invalid``   first answer uses values outside the allowed options
+``scripted/garbage``   never writes a usable action (the agent falls back)
+``scripted/hostile``   offers and accepts below the floor, states the floor
+``scripted/flaky``     transient provider errors with probability ``p``
+``scripted/error``     every call fails with a permanent provider error
+=====================  ============================================================
+
+Every named model takes ``latency`` (seconds per call) and ``seed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..domain.concession import OutcomeIndex, target_utility
+from ..errors import ProviderError, UsageError
+from .base import ModelRequest, ModelResponse, ToolCall
+
+Answer = str | ModelResponse | BaseException
+Script = Callable[[ModelRequest], Answer | Awaitable[Answer]]
+
+
+class ScriptExhausted(AssertionError):
+    """A scripted model was called more often than it had answers for."""
+
+
+class ScriptedModel:
+    """A deterministic chat model for tests and benchmarks."""
+
+    supports_response_schema = False
+
+    def __init__(
+        self,
+        answers: list[Answer] | Script,
+        *,
+        spec: str = "scripted/custom",
+        latency: float = 0.0,
+        tools: bool = False,
+        family: str = "scripted",
+    ):
+        self.spec, self.family, self.latency = spec, family, latency
+        self.supports_tools = tools
+        self._fn = answers if callable(answers) else None
+        self._answers = None if callable(answers) else list(answers)
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if self._fn is not None:
+            answer = self._fn(request)
+            if isinstance(answer, Awaitable):
+                answer = await answer
+        else:
+            assert self._answers is not None
+            if not self._answers:
+                raise ScriptExhausted(f"{self.spec}: called {len(self.requests)} times, scripted for fewer")
+            answer = self._answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, ModelResponse):
+            return answer
+        return _as_response(answer, request)
+
+    def assert_consumed(self) -> None:
+        if self._answers:
+            raise AssertionError(f"{self.spec}: {len(self._answers)} scripted answers were never requested")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _as_response(text: str, request: ModelRequest) -> ModelResponse:
+    """Wrap text; when the request offered tools and the text is an action, make it a tool call."""
+    tokens = max(1, len(text) // 4)
+    prompt = sum(len(str(m.get("content") or "")) for m in request.messages) // 4
+    if request.tools:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and "action" in data:
+            name = data.pop("action")
+            return ModelResponse(tool_calls=[ToolCall(name, json.dumps(data))], prompt_tokens=prompt, completion_tokens=tokens)
+    return ModelResponse(text=text, prompt_tokens=prompt, completion_tokens=tokens)
+
+
+# --- named scripted models ---------------------------------------------------------
+
+
+def _action(kind: str, message: str, terms: dict | None = None) -> str:
+    data: dict[str, Any] = {"action": kind, "message": message}
+    if terms is not None:
+        data["terms"] = terms
+    return json.dumps(data)
+
+
+class _Tactic:
+    """A Boulware policy computed from the request's view (what a competent model would do)."""
+
+    def __init__(self, exponent: float = 0.3):
+        self.exponent = exponent
+
+    def __call__(self, request: ModelRequest) -> str:
+        view = request.view
+        if view is None:
+            raise UsageError("named scripted models need the request's view; call them through an agent")
+        idx = OutcomeIndex.shared(view.space, view.preferences, view.limits, view.scenario.id)
+        r = view.limits.utility_floor(view.preferences)
+        target = target_utility(view.progress, r, self.exponent, idx.u_max)
+        standing = view.standing_offer
+        if standing is not None and view.utility(standing) >= target:
+            return _action("accept", "That works for me. Deal.")
+        offer = idx.offer(target, toward=standing)
+        return _action("make_offer", "Here is what I can do.", offer)
+
+
+def _below_floor_terms(request: ModelRequest) -> dict:
+    view = request.view
+    assert view is not None
+    terms = {}
+    for issue in view.space.issues:
+        if issue.kind == "numeric":
+            vf = view.preferences.values[issue.name]
+            terms[issue.name] = vf.worst if issue.low <= vf.worst <= issue.high else issue.low  # type: ignore[union-attr]
+            terms[issue.name] = issue.snap(terms[issue.name])
+        else:
+            terms[issue.name] = min(issue.options, key=lambda o: view.preferences.issue_value(issue.name, o))
+    return terms
+
+
+def _hostile(request: ModelRequest) -> str:
+    """Everything a compromised or jailbroken model might do: cross the floor, leak it."""
+    view = request.view
+    assert view is not None
+    floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
+    leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
+    if view.standing_offer is not None and view.turn % 2 == 1:
+        return _action("accept", f"Sure, I accept anything. {leak}")
+    return _action("make_offer", f"Take it for almost nothing. {leak}", _below_floor_terms(request))
+
+
+class _FirstBadThenGood:
+    """Per turn: the first answer is bad, later answers come from the tactic."""
+
+    def __init__(self, bad: Callable[[ModelRequest], str], good: Callable[[ModelRequest], str]):
+        self.bad, self.good = bad, good
+
+    def __call__(self, request: ModelRequest) -> str:
+        return self.bad(request) if request.attempt == 0 else self.good(request)
+
+
+def _invalid_values(request: ModelRequest) -> str:
+    terms = _below_floor_terms(request)
+    for issue in request.view.space.issues:  # type: ignore[union-attr]
+        if issue.kind == "discrete":
+            terms[issue.name] = "whatever"
+            break
+        terms[issue.name] = issue.high * 10
+    return _action("make_offer", "Here is my offer.", terms)
+
+
+class _Flaky:
+    def __init__(self, p: float, seed: int, good: Callable[[ModelRequest], str]):
+        self.p, self.rng, self.good = p, random.Random(seed), good
+
+    def __call__(self, request: ModelRequest) -> Answer:
+        if self.rng.random() < self.p:
+            return ProviderError("scripted 503: service unavailable", transient=True, status=503)
+        return self.good(request)
+
+
+def _accept_any(request: ModelRequest) -> str:
+    view = request.view
+    assert view is not None
+    if view.standing_offer is not None:
+        return _action("accept", "Deal.")
+    return _action("make_offer", "My asking terms.", view.preferences.ideal(view.space))
+
+
+NAMED = ("boulware", "accept", "malformed", "invalid", "garbage", "hostile", "flaky", "error")
+
+
+def named_scripted_model(name: str, params: dict[str, str], spec: str) -> ScriptedModel:
+    """Build ``scripted/<name>`` with its parameters."""
+    try:
+        latency = float(params.get("latency", 0.0))
+        seed = int(params.get("seed", 0))
+        exponent = float(params.get("e", 0.3))
+        p = float(params.get("p", 0.3))
+    except ValueError as e:
+        raise UsageError(f"bad parameter in {spec!r}: {e}") from None
+    tools = params.get("mode", "json") == "tools"
+    tactic = _Tactic(exponent)
+    fn: Script
+    if name == "boulware":
+        fn = tactic
+    elif name == "accept":
+        fn = _accept_any
+    elif name == "malformed":
+        fn = _FirstBadThenGood(lambda r: "Let me think about the price... I would say a fair deal is possible.", tactic)
+    elif name == "invalid":
+        fn = _FirstBadThenGood(_invalid_values, tactic)
+    elif name == "garbage":
+        fn = lambda r: "lorem ipsum {not json"  # noqa: E731
+    elif name == "hostile":
+        fn = _hostile
+    elif name == "flaky":
+        fn = _Flaky(p, seed, tactic)
+    elif name == "error":
+        fn = lambda r: ProviderError("scripted 401: invalid API key", transient=False, status=401)  # noqa: E731
+    else:
+        raise UsageError(f"unknown scripted model {name!r}; choose one of {', '.join(NAMED)}")
+    return ScriptedModel(fn, spec=spec, latency=latency, tools=tools)

@@ -1,0 +1,61 @@
+"""Party specs: one string picks any seller or buyer.
+
+=================================  ===========================================================
+``rule/<strategy>[?k=v]``          a rule-based tactic (boulware, linear, conceder, ...)
+``scripted/<name>[?k=v]``          a scripted test model behind the real agent pipeline
+``local/gemma-3-270m``             the embedded local model, served on loopback
+``local/PATH``                     a local transformers folder or LoRA adapter (from training)
+``human``                          a person at the terminal (``negotiator play``)
+anything else                      a LiteLLM model string: ``openai/gpt-4o-mini``,
+                                   ``anthropic/claude-...``, ``hosted_vllm/MODEL`` + base URL
+=================================  ===========================================================
+
+Parameters after ``?`` configure the party, e.g. ``rule/boulware?e=0.2`` or
+``scripted/boulware?latency=0.1``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+from urllib.parse import parse_qsl
+
+from ..errors import UsageError
+
+SpecKind = Literal["rule", "scripted", "local", "human", "litellm"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    raw: str
+    kind: SpecKind
+    name: str
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def parse_spec(spec: str) -> Spec:
+    """Split a spec into kind, name and parameters. Raises UsageError with a hint."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise UsageError("empty model spec; try rule/boulware, local/gemma-3-270m or openai/gpt-4o-mini")
+    s = spec.strip()
+    base, _, query = s.partition("?")
+    try:
+        params = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+    except ValueError:
+        raise UsageError(f"bad parameters in spec {spec!r}: write them as ?key=value&key2=value2") from None
+    if base == "human":
+        return Spec(s, "human", "human", params)
+    prefix, slash, rest = base.partition("/")
+    if prefix in ("rule", "scripted", "local"):
+        if not slash or not rest:
+            raise UsageError(f"spec {spec!r} needs a name after '{prefix}/', e.g. {prefix}/{_EXAMPLE[prefix]}")
+        return Spec(s, prefix, rest, params)  # type: ignore[arg-type]
+    if not slash:
+        raise UsageError(
+            f"unknown model spec {spec!r}: use rule/<strategy>, scripted/<name>, local/<model or path>, "
+            "or a LiteLLM model string with a provider prefix such as openai/gpt-4o-mini or hosted_vllm/<model>"
+        )
+    return Spec(s, "litellm", base, params)
+
+
+_EXAMPLE = {"rule": "boulware", "scripted": "boulware", "local": "gemma-3-270m"}

@@ -1,0 +1,107 @@
+"""Run one negotiation between a seller and a buyer and return its Episode.
+
+Nothing a party does can crash the caller: a provider failure or an unexpected exception
+inside a party ends the episode with ``ended_by="error"`` and the cause recorded. Only
+usage errors (a bad spec, a blocked remote request in tests) and cancellation propagate.
+"""
+
+from __future__ import annotations
+
+import time
+
+from opentelemetry import trace
+
+from ..actions import MakeOffer
+from ..domain.metrics import outcome_metrics
+from ..domain.protocol import ProtocolState
+from ..domain.scenario import Scenario
+from ..errors import ProviderError, RemoteRequestBlocked, UsageError
+from ..party import Party, PartyView, PublicMove, TurnRecord
+from ..tracing import capture_content, get_tracer
+from .episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance, episode_id, process_metrics
+
+
+async def run_negotiation(
+    seller: Party,
+    buyer: Party,
+    scenario: Scenario,
+    seed: int = 0,
+    *,
+    episode_id_: str | None = None,
+    labels: dict | None = None,
+    tracer: trace.Tracer | None = None,
+) -> Episode:
+    """Play ``scenario`` to the end (accept, walk-away, deadline or error)."""
+    from .. import __version__
+
+    if getattr(seller, "role", "seller") != "seller" or getattr(buyer, "role", "buyer") != "buyer":
+        raise UsageError("run_negotiation(seller, buyer, ...): the parties are the wrong way round")
+    tracer = tracer or get_tracer()
+    parties = {"seller": seller, "buyer": buyer}
+    state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
+    moves: list[PublicMove] = []
+    turns: list[TurnRecord] = []
+    error: ErrorInfo | None = None
+    t0 = time.perf_counter()
+    eid = episode_id_ or episode_id(scenario.id, scenario.fingerprint, seller.spec, buyer.spec, seed)
+
+    with tracer.start_as_current_span("negotiation") as span:
+        span.set_attribute("negotiator.episode_id", eid)
+        span.set_attribute("negotiator.scenario_id", scenario.id)
+        span.set_attribute("negotiator.seller", seller.spec)
+        span.set_attribute("negotiator.buyer", buyer.spec)
+        while not state.done:
+            role = state.to_move
+            view = PartyView.of(scenario, role, moves)
+            with tracer.start_as_current_span("negotiation.turn") as tspan:
+                tspan.set_attribute("negotiator.turn", state.turn)
+                tspan.set_attribute("negotiator.party", role)
+                try:
+                    turn = await parties[role].act(view)
+                except (UsageError, RemoteRequestBlocked):
+                    raise
+                except ProviderError as e:
+                    error = ErrorInfo(type=type(e).__name__, message=str(e), party=role, transient=e.transient)
+                except Exception as e:  # a bug in a party must not take the batch down
+                    error = ErrorInfo(type=type(e).__name__, message=str(e)[:1000], party=role)
+                if error is not None:
+                    tspan.set_status(trace.Status(trace.StatusCode.ERROR, error.message[:200]))
+                    state.fail(role)
+                    break
+                problem = state.check(role, turn.action.action)
+                if problem is not None:  # a party returned an action the protocol forbids
+                    error = ErrorInfo(type="ProtocolError", message=problem, party=role)
+                    state.fail(role)
+                    break
+                if isinstance(turn.action, MakeOffer):
+                    problems = scenario.space.problems(turn.action.terms)
+                    if problems:
+                        error = ErrorInfo(type="InvalidOffer", message=str(problems), party=role)
+                        state.fail(role)
+                        break
+                turn.index, turn.party = state.turn, role
+                tspan.set_attribute("negotiator.action", turn.action.action)
+                if capture_content():
+                    tspan.set_attribute("negotiator.message", turn.action.message)
+                state.apply(role, turn.action.action, turn.action.terms)
+                moves.append(PublicMove(party=role, action=turn.action))
+                turns.append(turn)
+        span.set_attribute("negotiator.ended_by", state.ended_by or "error")
+        span.set_attribute("negotiator.deal", state.agreement is not None)
+
+    wall = time.perf_counter() - t0
+    outcome = outcome_metrics(scenario, state.agreement, state.turn)
+    metrics = EpisodeMetrics(**outcome.model_dump(), **process_metrics(turns, wall).model_dump())
+    return Episode(
+        episode_id=eid,
+        scenario=scenario,
+        seller=PartyInfo(spec=seller.spec, family=seller.family),
+        buyer=PartyInfo(spec=buyer.spec, family=buyer.family, persona=getattr(buyer, "persona_name", None)),
+        seed=seed,
+        turns=turns,
+        outcome=Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party),
+        metrics=metrics,
+        error=error,
+        provenance=Provenance(package_version=__version__, seed=seed, prompt_hash=getattr(seller, "prompt_hash", None)),
+        labels=dict(labels or {}),
+    )

@@ -1,0 +1,122 @@
+"""OpenTelemetry spans: one per negotiation, per turn, per model call, per guard intervention.
+
+Model-call spans follow the GenAI semantic conventions (``gen_ai.operation.name``,
+``gen_ai.system``, ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` ...). Message
+text and private preferences stay out of spans unless the user opts in with
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` (or
+``NEGOTIATOR_TRACE_CONTENT=1``): transcripts hold customers' words and the business's
+floor.
+
+Without a configured tracer provider every span is a cheap no-op.
+``configure_tracing()`` installs one whose exporter follows the standard
+``OTEL_TRACES_EXPORTER`` variable (``console``, ``otlp``, ``none``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+
+if TYPE_CHECKING:
+    from .models.base import ChatModel, ModelRequest
+
+_TRUE = ("1", "true", "yes", "on")
+
+
+def capture_content() -> bool:
+    return (
+        os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").lower() in _TRUE
+        or os.environ.get("NEGOTIATOR_TRACE_CONTENT", "").lower() in _TRUE
+    )
+
+
+def get_tracer() -> trace.Tracer:
+    from . import __version__
+
+    return trace.get_tracer("negotiator", __version__)
+
+
+def _system(model: ChatModel) -> str:
+    spec = getattr(model, "spec", "")
+    if spec.startswith("scripted/"):
+        return "scripted"
+    if spec.startswith("local/"):
+        return "negotiator.local"
+    prefix = getattr(model, "model", spec).split("/")[0]
+    return {"hosted_vllm": "vllm", "gemini": "gcp.gemini", "vertex_ai": "gcp.vertex_ai"}.get(prefix, prefix or "unknown")
+
+
+@contextmanager
+def model_span(tracer: trace.Tracer | None, model: ChatModel, request: ModelRequest) -> Iterator[Callable[..., None]]:
+    """A GenAI ``chat`` span around one model call; yields ``record(response=..., error=...)``."""
+    if tracer is None:
+        yield lambda **_: None
+        return
+    name = getattr(model, "model", model.spec)
+    attrs: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": _system(model),
+        "gen_ai.provider.name": _system(model),
+        "gen_ai.request.model": name,
+        "negotiator.attempt": request.attempt,
+    }
+    if request.temperature is not None:
+        attrs["gen_ai.request.temperature"] = request.temperature
+    if request.max_tokens is not None:
+        attrs["gen_ai.request.max_tokens"] = request.max_tokens
+    with tracer.start_as_current_span(f"chat {name}", kind=trace.SpanKind.CLIENT, attributes=attrs) as span:
+        if capture_content():
+            span.set_attribute("gen_ai.input.messages", json.dumps(request.messages, ensure_ascii=False))
+
+        def record(response=None, error=None) -> None:
+            if response is not None:
+                span.set_attribute("gen_ai.response.model", name)
+                span.set_attribute("gen_ai.usage.input_tokens", response.prompt_tokens)
+                span.set_attribute("gen_ai.usage.output_tokens", response.completion_tokens)
+                if capture_content():
+                    span.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "content": response.raw()}], ensure_ascii=False))
+            if error is not None:
+                span.set_attribute("error.type", type(error).__name__)
+                span.set_status(trace.Status(trace.StatusCode.ERROR, str(error)[:200]))
+
+        yield record
+
+
+def configure_tracing(service_name: str = "negotiator") -> bool:
+    """Install a tracer provider whose exporter follows ``OTEL_TRACES_EXPORTER``.
+
+    Returns False (and installs nothing) when the variable is unset or ``none``, so that
+    embedding apps that configure OpenTelemetry themselves keep their setup.
+    """
+    exporters = [e.strip() for e in os.environ.get("OTEL_TRACES_EXPORTER", "").split(",") if e.strip()]
+    if not exporters or exporters == ["none"]:
+        return False
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+
+    provider = TracerProvider(resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)}))
+    for name in exporters:
+        if name == "console":
+            provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+        elif name == "otlp":
+            try:
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+            except ImportError as e:  # pragma: no cover - depends on an optional package
+                from .errors import UsageError
+
+                raise UsageError(
+                    "OTEL_TRACES_EXPORTER=otlp needs the OTLP exporter: pip install opentelemetry-exporter-otlp-proto-http"
+                ) from e
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        elif name != "none":
+            from .errors import UsageError
+
+            raise UsageError(f"OTEL_TRACES_EXPORTER={name!r} is not supported; use console, otlp or none")
+    trace.set_tracer_provider(provider)
+    return True

@@ -1,0 +1,140 @@
+"""The seller agent: modes, retry with feedback, fallback, provider retries, the public API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from negotiator import MakeOffer, SellerAgent, UsageError
+from negotiator.actions import Accept
+from negotiator.errors import ProviderError
+from negotiator.models import ModelResponse, ScriptedModel, ToolCall
+from negotiator.party import PublicMove
+
+
+def offer_json(terms, message="Here is my offer."):
+    return json.dumps({"action": "make_offer", "message": message, "terms": terms})
+
+
+async def test_json_mode_answer_becomes_the_action(seller_first):
+    terms = seller_first.seller.ideal(seller_first.space)
+    model = ScriptedModel([offer_json(terms)])
+    agent = SellerAgent(model, mode="json")
+    turn = await agent.respond(seller_first)
+    assert turn.action == MakeOffer(terms=terms, message="Here is my offer.")
+    assert turn.invalid_attempts == [] and not turn.fallback and turn.guard is None
+    assert turn.usage.model_calls == 1
+    model.assert_consumed()
+    # JSON mode asks for schema-constrained decoding and sends no tools.
+    req = model.requests[0]
+    assert req.tools is None and req.response_schema is not None
+
+
+async def test_tool_mode_reads_the_tool_call(seller_first):
+    terms = seller_first.seller.ideal(seller_first.space)
+    call = ModelResponse(tool_calls=[ToolCall("make_offer", json.dumps({"terms": terms, "message": "hi"}))])
+    model = ScriptedModel([call], tools=True)
+    agent = SellerAgent(model)  # auto: the model supports tools
+    assert agent.mode == "tools"
+    turn = await agent.respond(seller_first)
+    assert turn.action == MakeOffer(terms=terms, message="hi")
+    req = model.requests[0]
+    # Nothing to accept yet: accept is not offered as a tool.
+    assert [t["function"]["name"] for t in req.tools] == ["make_offer", "walk_away"]
+
+
+async def test_retry_with_feedback_recovers_from_a_malformed_first_answer(seller_first):
+    terms = seller_first.seller.ideal(seller_first.space)
+    bad = json.dumps({"action": "make_offer", "message": "x", "terms": {**terms, "delivery_days": 3}})
+    model = ScriptedModel([bad, offer_json(terms)])
+    turn = await SellerAgent(model, mode="json").respond(seller_first)
+    assert turn.action.terms == terms and not turn.fallback
+    assert len(turn.invalid_attempts) == 1
+    assert "delivery_days: 3 is not an allowed option" in turn.invalid_attempts[0].error
+    # The retry carried the bad answer and the feedback back to the model.
+    retry = model.requests[1]
+    assert retry.attempt == 1
+    assert retry.messages[-2] == {"role": "assistant", "content": bad}
+    assert "delivery_days: 3 is not an allowed option" in retry.messages[-1]["content"]
+    assert turn.usage.model_calls == 2
+
+
+async def test_retries_are_bounded_then_the_seller_falls_back_to_its_position(seller_first):
+    model = ScriptedModel(["nonsense"] * 3)
+    turn = await SellerAgent(model, mode="json", max_retries=2).respond(seller_first)
+    model.assert_consumed()
+    assert turn.fallback and len(turn.invalid_attempts) == 3
+    # Nothing said before: the fallback opens at the seller's ideal terms.
+    assert turn.action.terms == seller_first.seller.ideal(seller_first.space)
+
+
+async def test_accepting_with_nothing_on_the_table_is_invalid(seller_first):
+    terms = seller_first.seller.ideal(seller_first.space)
+    model = ScriptedModel(['{"action": "accept", "message": "deal"}', offer_json(terms)])
+    turn = await SellerAgent(model, mode="json").respond(seller_first)
+    assert "no offer from the other side" in turn.invalid_attempts[0].error
+    assert isinstance(turn.action, MakeOffer)
+
+
+async def test_transient_provider_errors_are_retried_with_backoff(seller_first, fast_retry):
+    terms = seller_first.seller.ideal(seller_first.space)
+    model = ScriptedModel([ProviderError("503", transient=True), ProviderError("429", transient=True), offer_json(terms)])
+    turn = await SellerAgent(model, mode="json", retry=fast_retry).respond(seller_first)
+    assert turn.action.terms == terms
+    model.assert_consumed()
+
+
+async def test_permanent_provider_errors_propagate(seller_first, fast_retry):
+    model = ScriptedModel([ProviderError("401 bad key", transient=False)])
+    with pytest.raises(ProviderError, match="401"):
+        await SellerAgent(model, mode="json", retry=fast_retry).respond(seller_first)
+
+
+async def test_a_slow_model_times_out_as_a_transient_error(seller_first, fast_retry):
+    from negotiator.agent.graph import RetryPolicy
+
+    model = ScriptedModel(["{}"] * 2, latency=0.5)
+    policy = RetryPolicy(max_retries=1, initial_delay=0.001, timeout=0.05)
+    with pytest.raises(ProviderError, match="timed out"):
+        await SellerAgent(model, mode="json", retry=policy).respond(seller_first)
+
+
+def test_sync_wrapper_and_transcript_checks(scenario, seller_first):
+    terms = seller_first.seller.ideal(seller_first.space)
+    agent = SellerAgent(ScriptedModel([offer_json(terms)]), mode="json")
+    assert agent.respond_sync(seller_first).action.terms == terms
+    with pytest.raises(UsageError, match="buyer's move"):
+        agent.respond_sync(scenario)  # the buyer opens this one
+    bad = [PublicMove(party="buyer", action=Accept())]
+    with pytest.raises(UsageError, match="not allowed"):
+        agent.respond_sync(scenario, bad)
+
+
+async def test_sync_wrapper_refuses_a_running_loop(seller_first):
+    agent = SellerAgent(ScriptedModel([]), mode="json")
+    with pytest.raises(UsageError, match="await respond"):
+        agent.respond_sync(seller_first)
+
+
+def test_bad_options_are_usage_errors():
+    with pytest.raises(UsageError, match="mode"):
+        SellerAgent("scripted/boulware", mode="xml")
+    with pytest.raises(UsageError, match="unknown scripted model"):
+        SellerAgent("scripted/nope")
+    with pytest.raises(UsageError, match="provider prefix"):
+        SellerAgent("gpt4")
+
+
+async def test_business_instructions_reach_the_prompt(seller_first):
+    terms = seller_first.seller.ideal(seller_first.space)
+    model = ScriptedModel([offer_json(terms)])
+    await SellerAgent(model, mode="json", instructions="Brand voice: Oakline, always polite.").respond(seller_first)
+    assert "Brand voice: Oakline" in model.requests[0].messages[0]["content"]
+
+
+async def test_concurrent_turns_share_one_agent(seller_first):
+    agent = SellerAgent("scripted/boulware?latency=0.01", mode="json")
+    turns = await asyncio.gather(*[agent.respond(seller_first) for _ in range(16)])
+    assert len({json.dumps(t.action.terms, sort_keys=True) for t in turns}) == 1

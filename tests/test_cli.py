@@ -1,0 +1,81 @@
+"""The command line, run as a user runs it: a subprocess, its output and exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160"}
+
+
+def cli(*args, input: str | None = None, timeout: float = 300):
+    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, input=input, timeout=timeout)
+
+
+def test_eval_runs_offline_and_writes_episodes_and_summary(tmp_path):
+    out = tmp_path / "run"
+    r = cli("eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--buyer", "rule/boulware", "--limit", "6", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "seller score" in r.stdout and "rule/conceder" in r.stdout
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 6
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["overall"]["n"] == 6 and set(summary["by_buyer"]) == {"rule/conceder", "rule/boulware"}
+    assert 0 < summary["overall"]["seller_score"] <= 1
+    # Rerunning resumes: nothing runs twice.
+    r2 = cli("eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--buyer", "rule/boulware", "--limit", "6", "--out", str(out))
+    assert r2.returncode == 0 and "6 of 6 negotiations already done" in r2.stdout
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 6
+    # A different run into the same folder is refused.
+    r3 = cli("eval", "--seller", "rule/linear", "--limit", "1", "--out", str(out))
+    assert r3.returncode == 2 and "already holds a different run" in r3.stderr
+
+
+@pytest.mark.parametrize(
+    "args, code, message",
+    [
+        (("eval", "--seller", "gpt4"), 2, "provider prefix"),
+        (("eval", "--seller", "rule/bolware"), 2, "unknown rule strategy"),
+        (("eval", "--suite", "nope"), 2, "unknown suite"),
+        (("eval", "--shard", "3"), 2, "i/n"),
+        (("eval", "--concurrency", "x"), 2, "concurrency"),
+        (("eval", "--seller", "hosted_vllm/m", "--seller-base-url", "http://127.0.0.1:9"), 3, "cannot connect"),
+        (("eval", "--seller", "openai/gpt-4o-mini", "--buyer", "rule/linear"), 2, "remote requests are blocked"),
+    ],
+)
+def test_bad_input_gets_a_clear_error_and_exit_code(tmp_path, args, code, message):
+    r = cli(*args, "--out", str(tmp_path / "x"))
+    assert r.returncode == code, (r.stdout, r.stderr)
+    assert message in (r.stderr + r.stdout)
+    assert "Traceback" not in r.stderr
+
+
+def test_missing_api_key_is_reported_as_unreachable(tmp_path):
+    env = {k: v for k, v in ENV.items() if k != "OPENAI_API_KEY"}
+    env["NEGOTIATOR_BLOCK_REMOTE"] = "0"
+    r = subprocess.run([sys.executable, "-m", "negotiator", "eval", "--seller", "openai/gpt-4o-mini", "--out", str(tmp_path)],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 3 and "OPENAI_API_KEY" in r.stderr
+
+
+def test_scenarios_list_and_show():
+    r = cli("scenarios", "list", "--count", "3")
+    assert r.returncode == 0 and "furniture-0" in r.stdout
+    r = cli("scenarios", "show", "3", "--json")
+    data = json.loads(r.stdout)
+    assert data["id"] == "saas_seats-3" and data["seller"]["reservation"] > 0
+    r = cli("scenarios", "show", "3")
+    assert "Nash bargaining point" in r.stdout
+
+
+def test_play_lets_a_person_be_the_buyer():
+    # furniture-10000003? use a seller-opens scenario: the person answers the seller's opening.
+    moves = "help\noffer price=abc\noffer price=700 delivery_days=3 assembly=included payment_terms=net60 : hi there\naccept\n" * 3
+    r = cli("play", "--seller", "rule/conceder", "--scenario", "0", input=moves, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "price must be a number" in r.stdout
+    assert ("Deal" in r.stdout) or ("No deal" in r.stdout)

@@ -1,0 +1,1 @@
+"""GRPO training of negotiating sellers (TRL + peft) on whole negotiations."""
