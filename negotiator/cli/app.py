@@ -28,7 +28,15 @@ class Unreachable(Exception):
 
 
 def _register() -> None:
-    from . import eval_cmd, play_cmd, scenarios_cmd  # noqa: F401  (commands register themselves)
+    """Import every ``*_cmd`` module of this package; each registers its command on ``app``."""
+    import importlib
+    import pkgutil
+
+    from .. import cli
+
+    for mod in pkgutil.iter_modules(cli.__path__):
+        if mod.name.endswith("_cmd"):
+            importlib.import_module(f"{cli.__name__}.{mod.name}")
 
 
 def main() -> None:
