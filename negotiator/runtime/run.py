@@ -18,7 +18,7 @@ from ..domain.scenario import Scenario
 from ..errors import ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import capture_content, get_tracer
-from .episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance, episode_id, process_metrics
+from .episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance, episode_id, git_commit, process_metrics
 
 
 async def run_negotiation(
@@ -102,6 +102,8 @@ async def run_negotiation(
         outcome=Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party),
         metrics=metrics,
         error=error,
-        provenance=Provenance(package_version=__version__, seed=seed, prompt_hash=getattr(seller, "prompt_hash", None)),
+        provenance=Provenance(
+            package_version=__version__, seed=seed, prompt_hash=getattr(seller, "prompt_hash", None), git_commit=git_commit()
+        ),
         labels=dict(labels or {}),
     )
