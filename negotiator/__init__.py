@@ -46,6 +46,7 @@ from .errors import (  # noqa: E402
 )
 from .party import PartyView, PublicMove, TurnRecord  # noqa: E402
 from .runtime import Episode, EpisodeLog, make_party, read_episodes, run_negotiation  # noqa: E402
+from .sessions import BuyerMove, Sessions, SessionState  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -57,4 +58,5 @@ __all__ = [
     "InvalidOffer", "ModelError", "NegotiatorError", "ProtocolError", "ProviderError", "RemoteRequestBlocked", "UsageError",
     "PartyView", "PublicMove", "TurnRecord",
     "Episode", "EpisodeLog", "make_party", "read_episodes", "run_negotiation",
+    "BuyerMove", "Sessions", "SessionState",
 ]

@@ -24,6 +24,7 @@ from opentelemetry import trace
 
 if TYPE_CHECKING:
     from .models.base import ChatModel, ModelRequest
+    from .party import TurnRecord
 
 _TRUE = ("1", "true", "yes", "on")
 
@@ -85,6 +86,30 @@ def model_span(tracer: trace.Tracer | None, model: ChatModel, request: ModelRequ
                 span.set_status(trace.Status(trace.StatusCode.ERROR, str(error)[:200]))
 
         yield record
+
+
+def record_turn(span: trace.Span, turn: TurnRecord) -> None:
+    """Attributes of a ``negotiation.turn`` span: who did what, what it cost, whether the guard stepped in.
+
+    Offer terms and messages are customers' words and the business's positions: they are
+    recorded only when content capture is on.
+    """
+    span.set_attribute("negotiator.turn", turn.index)
+    span.set_attribute("negotiator.party", turn.party)
+    span.set_attribute("negotiator.action", turn.action.action)
+    if turn.usage.model_calls:
+        span.set_attribute("negotiator.model_calls", turn.usage.model_calls)
+        span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", turn.usage.completion_tokens)
+        span.set_attribute("negotiator.invalid_attempts", len(turn.invalid_attempts))
+        span.set_attribute("negotiator.fallback", turn.fallback)
+    if turn.guard is not None:
+        span.set_attribute("negotiator.guard.kinds", turn.guard.kinds)
+    if capture_content():
+        span.set_attribute("negotiator.message", turn.action.message)
+        terms = getattr(turn.action, "terms", None)
+        if terms is not None:
+            span.set_attribute("negotiator.terms", json.dumps(terms, ensure_ascii=False))
 
 
 def configure_tracing(service_name: str = "negotiator") -> bool:

@@ -17,7 +17,7 @@ from ..domain.protocol import ProtocolState
 from ..domain.scenario import Scenario
 from ..errors import ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
-from ..tracing import capture_content, get_tracer
+from ..tracing import get_tracer, record_turn
 from .episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance, episode_id, git_commit, process_metrics
 
 
@@ -80,9 +80,7 @@ async def run_negotiation(
                         state.fail(role)
                         break
                 turn.index, turn.party = state.turn, role
-                tspan.set_attribute("negotiator.action", turn.action.action)
-                if capture_content():
-                    tspan.set_attribute("negotiator.message", turn.action.message)
+                record_turn(tspan, turn)
                 state.apply(role, turn.action.action, turn.action.terms)
                 moves.append(PublicMove(party=role, action=turn.action))
                 turns.append(turn)

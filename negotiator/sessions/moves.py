@@ -1,0 +1,106 @@
+"""What a buyer can do in a live session, and how it becomes a protocol move.
+
+A person (or the commerce app on their behalf) sends one ``BuyerMove`` per turn:
+
+==============  ===========================================================================
+``offer``       propose terms. Issues left out keep the values of the buyer's previous
+                offer, so a page can send only the price it changed.
+``message``     free text alone. The protocol has no "just talk" move, so a message is
+                carried as the buyer's previous offer restated (no concession, one turn
+                used, like any counter-offer). Before the buyer has offered anything there
+                is nothing to restate, and a message alone is refused: make an offer first.
+``accept``      accept the seller's standing offer exactly as it stands.
+``walk_away``   end the negotiation without a deal.
+==============  ===========================================================================
+
+Every message is untrusted data: it reaches the seller's model as the buyer's quoted
+words, and whatever it says, the guard (deterministic code after the model) keeps the
+seller inside the business's limits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..actions import Accept, MakeOffer, WalkAway
+from ..domain.issues import Offer, OutcomeSpace, Value
+from ..domain.protocol import ProtocolState
+from ..errors import InvalidOffer, UsageError
+
+BUYER_MESSAGE_MAX_CHARS = 2000
+# C0 control characters other than tab and newline: they break logs and terminals.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class MoveConflict(UsageError):
+    """The move does not fit where the negotiation stands (ended, not the buyer's turn, stale)."""
+
+
+class BuyerMove(BaseModel):
+    """One move by the buyer. See the module docstring for the four kinds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["offer", "message", "accept", "walk_away"]
+    terms: dict[str, Value] = Field(
+        default_factory=dict, description="offer only: issue -> value; issues left out keep your previous offer's values"
+    )
+    message: str = Field(default="", max_length=BUYER_MESSAGE_MAX_CHARS, description="what the buyer says (untrusted text)")
+    expected_turn: int | None = Field(
+        default=None,
+        ge=0,
+        description="the number of moves the client has seen (state.turn); when the negotiation has moved on, "
+        "the move is refused instead of being applied twice (double clicks, two tabs)",
+    )
+
+    @classmethod
+    def offer(cls, terms: Offer, message: str = "", **kw) -> BuyerMove:
+        return cls(action="offer", terms=terms, message=message, **kw)
+
+    @classmethod
+    def say(cls, message: str, **kw) -> BuyerMove:
+        return cls(action="message", message=message, **kw)
+
+    @classmethod
+    def accept(cls, message: str = "", **kw) -> BuyerMove:
+        return cls(action="accept", message=message, **kw)
+
+    @classmethod
+    def walk_away(cls, message: str = "", **kw) -> BuyerMove:
+        return cls(action="walk_away", message=message, **kw)
+
+
+def to_action(move: BuyerMove, state: ProtocolState, space: OutcomeSpace) -> MakeOffer | Accept | WalkAway:
+    """The protocol action for ``move`` at ``state``; raises MoveConflict or UsageError."""
+    if move.expected_turn is not None and move.expected_turn != state.turn:
+        raise MoveConflict(
+            f"the negotiation has moved on: it stands at move {state.turn}, your move was made at move "
+            f"{move.expected_turn}; reload the state and decide again"
+        )
+    kind = {"offer": "make_offer", "message": "make_offer"}.get(move.action, move.action)
+    problem = state.check("buyer", kind)  # type: ignore[arg-type]
+    if problem:
+        raise MoveConflict(f"cannot {move.action.replace('_', ' ')}: {problem}")
+    message = _CONTROL.sub("", move.message).strip()
+    if move.terms and move.action != "offer":
+        raise UsageError(f"terms only go with action 'offer', not {move.action!r}; drop them or make an offer")
+    if move.action == "accept":
+        return Accept(message=message)
+    if move.action == "walk_away":
+        return WalkAway(message=message)
+    previous = state.standing.get("buyer")
+    if move.action == "message":
+        if previous is None:
+            raise UsageError(
+                "a message alone is carried as your previous offer restated, and you have made no offer yet: "
+                "send action 'offer' with terms (or accept the seller's offer)"
+            )
+        return MakeOffer(terms=dict(previous), message=message)
+    terms = {**(previous or {}), **move.terms}
+    try:
+        return MakeOffer(terms=space.validate_offer(terms), message=message)
+    except InvalidOffer as e:
+        raise UsageError("invalid offer: " + "; ".join(f"{k}: {v}" for k, v in e.problems.items())) from None

@@ -1,0 +1,277 @@
+"""``Sessions``: live negotiations a commerce app keeps across requests and restarts.
+
+::
+
+    async with Sessions.connect(SellerAgent("local/gemma-3-270m"), "negotiations.sqlite") as sessions:
+        state = await sessions.open(scenario, limits={"minimum": {"price": 900}})
+        state = await sessions.move(state.id, BuyerMove.offer({"price": 850}, "Would you take 850?"))
+        state.transcript[-1]          # the seller's reply (always within the limits)
+        state = await sessions.get(state.id)   # later, from another request or process
+
+Persistence is a LangGraph checkpointer: a one-node graph whose channels are the
+session (scenario, limits, moves, the seller's turn records) and whose thread id is the
+session id. Each exchange (the buyer's move and the seller's reply) is one checkpoint,
+written only once the seller has answered: a provider failure or a crash mid-turn leaves
+the session as it was, and the buyer can send the same move again.
+
+The seller's turn runs outside the graph on purpose: LangGraph would treat the seller's
+own turn graph as a subgraph and checkpoint its internals too.
+
+Concurrency: moves on one session are serialised by a per-session lock, and
+``expected_turn`` refuses a stale move, so two tabs cannot both apply a move. Sessions
+do not share anything else. One process per SQLite file; several processes need Postgres.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TypedDict
+from uuid import uuid4
+
+from pydantic import ValidationError
+
+from ..actions import MakeOffer
+from ..agent.seller import DEFAULT_SELLER
+from ..domain.protocol import ProtocolState
+from ..domain.scenario import HardLimits, Scenario
+from ..errors import NegotiatorError, UsageError
+from ..party import Party, PartyView, PublicMove, TurnRecord
+from ..tracing import get_tracer, record_turn
+from .moves import BuyerMove, to_action
+from .state import SessionState, public_state, replay
+
+
+class UnknownSession(UsageError):
+    """No session has this id (never opened, or opened in another store)."""
+
+
+class _Channels(TypedDict, total=False):
+    scenario: dict[str, Any]  # the full scenario, private preferences included
+    limits: dict[str, Any] | None  # the business's limits for this listing
+    moves: list[dict[str, Any]]  # PublicMove, both sides, in order
+    seller_turns: list[dict[str, Any]]  # TurnRecord of each seller move: guard, usage, raw output
+    created_at: str
+    updated_at: str
+
+
+def _session_graph(checkpointer):
+    from langgraph.graph import END, START, StateGraph
+
+    async def commit(state: _Channels) -> dict:
+        return {}  # the input is the update; the checkpointer stores it
+
+    g = StateGraph(_Channels)
+    g.add_node("commit", commit)
+    g.add_edge(START, "commit")
+    g.add_edge("commit", END)
+    return g.compile(checkpointer=checkpointer)
+
+
+@asynccontextmanager
+async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
+    """A LangGraph checkpointer for ``store``: a SQLite file path or a ``postgresql://`` URL."""
+    target = str(store)
+    if target.startswith(("postgres://", "postgresql://")):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError:
+            raise UsageError("a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator[postgres]'") from None
+        async with AsyncPostgresSaver.from_conn_string(target) as saver:
+            await saver.setup()
+            yield saver
+        return
+    try:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    except ImportError:
+        raise UsageError("a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator[serve]'") from None
+    path = Path(target)
+    if path.is_dir():
+        raise UsageError(f"store {target!r} is a folder; give a file path such as {path / 'negotiations.sqlite'}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(target) as saver:
+        await saver.setup()
+        yield saver
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class Sessions:
+    """Open negotiations, apply buyer moves, read state; persisted by a LangGraph checkpointer."""
+
+    def __init__(self, seller: Party | str = DEFAULT_SELLER, checkpointer: Any = None, *, tracer=None):
+        if checkpointer is None:
+            raise UsageError(
+                "Sessions needs a LangGraph checkpointer; use `async with Sessions.connect(seller, 'negotiations.sqlite')` "
+                "or pass checkpointer=... (for example langgraph's InMemorySaver() in tests)"
+            )
+        if isinstance(seller, str):
+            from ..runtime.parties import make_party
+
+            seller = make_party(seller, "seller")
+        if getattr(seller, "role", "seller") != "seller":
+            raise UsageError("Sessions(seller=...): that party plays the buyer")
+        self.seller = seller
+        self.tracer = tracer or get_tracer()
+        self._graph = _session_graph(checkpointer)
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._scenarios: dict[str, Scenario] = {}  # parsed once per session; scenarios never change
+
+    @classmethod
+    @asynccontextmanager
+    async def connect(cls, seller: Party | str = DEFAULT_SELLER, store: str | Path = "negotiations.sqlite", *, tracer=None) -> AsyncIterator[Sessions]:
+        """Sessions backed by ``store`` (SQLite file or ``postgresql://`` URL), closed on exit."""
+        async with open_checkpointer(store) as saver:
+            sessions = cls(seller, saver, tracer=tracer)
+            try:
+                yield sessions
+            finally:
+                await sessions.seller.aclose()
+
+    # --- the embedding API ------------------------------------------------------------
+
+    async def open(self, scenario: Scenario | dict, limits: HardLimits | dict | None = None) -> SessionState:
+        """Start a negotiation for a listing. When the seller opens, its first offer is made now."""
+        scenario, limits = _checked(scenario, limits)
+        sid, now = uuid4().hex, _now()
+        with self.tracer.start_as_current_span("negotiation.session") as span:
+            span.set_attribute("negotiator.session.id", sid)
+            span.set_attribute("negotiator.session.operation", "open")
+            span.set_attribute("negotiator.scenario_id", scenario.id)
+            moves: list[PublicMove] = []
+            seller_turns: list[TurnRecord] = []
+            state = replay(scenario, moves)
+            if state.to_move == "seller":
+                seller_turns.append(await self._seller_turn(scenario, limits, moves, state))
+            await self._commit(
+                sid,
+                {
+                    "scenario": scenario.model_dump(mode="json"),
+                    "limits": limits.model_dump(mode="json") if limits else None,
+                    "moves": [m.model_dump(mode="json") for m in moves],
+                    "seller_turns": [t.model_dump(mode="json") for t in seller_turns],
+                    "created_at": now,
+                    "updated_at": now,
+                },
+            )
+        self._scenarios[sid] = scenario
+        return public_state(sid, scenario, moves, now, now)
+
+    async def move(self, session_id: str, move: BuyerMove | str | dict) -> SessionState:
+        """Apply the buyer's move and get the seller's reply; a string is a free-text message."""
+        if isinstance(move, str):
+            move = BuyerMove.say(move)
+        elif isinstance(move, dict):
+            try:
+                move = BuyerMove.model_validate(move)
+            except ValidationError as e:
+                raise UsageError(f"invalid buyer move: {_first_error(e)}") from None
+        lock = self._locks.setdefault(session_id, asyncio.Lock())
+        async with lock:
+            values = await self._load(session_id)
+            scenario = self._scenario(session_id, values)
+            limits = HardLimits.model_validate(values["limits"]) if values.get("limits") else None
+            moves = [PublicMove.model_validate(m) for m in values["moves"]]
+            state = replay(scenario, moves)
+            action = to_action(move, state, scenario.space)
+            seller_turns: list[dict] = list(values.get("seller_turns", []))
+            with self.tracer.start_as_current_span("negotiation.session") as span:
+                span.set_attribute("negotiator.session.id", session_id)
+                span.set_attribute("negotiator.session.operation", "move")
+                span.set_attribute("negotiator.scenario_id", scenario.id)
+                buyer = TurnRecord(index=state.turn, party="buyer", action=action)
+                with self.tracer.start_as_current_span("negotiation.turn") as tspan:
+                    record_turn(tspan, buyer)
+                state.apply("buyer", action.action, action.terms)
+                moves.append(PublicMove(party="buyer", action=action))
+                if not state.done:
+                    turn = await self._seller_turn(scenario, limits, moves, state)
+                    seller_turns.append(turn.model_dump(mode="json"))
+                if state.done:
+                    span.set_attribute("negotiator.ended_by", state.ended_by or "")
+                    span.set_attribute("negotiator.deal", state.agreement is not None)
+                now = _now()
+                await self._commit(
+                    session_id,
+                    {"moves": [m.model_dump(mode="json") for m in moves], "seller_turns": seller_turns, "updated_at": now},
+                )
+        return public_state(session_id, scenario, moves, values["created_at"], now)
+
+    async def get(self, session_id: str) -> SessionState:
+        """The session's public state and transcript."""
+        values = await self._load(session_id)
+        moves = [PublicMove.model_validate(m) for m in values["moves"]]
+        return public_state(session_id, self._scenario(session_id, values), moves, values["created_at"], values["updated_at"])
+
+    async def seller_turns(self, session_id: str) -> list[TurnRecord]:
+        """The seller's turn records: guard interventions, retries, tokens. Private: for the business only."""
+        values = await self._load(session_id)
+        return [TurnRecord.model_validate(t) for t in values.get("seller_turns", [])]
+
+    # --- internals --------------------------------------------------------------------
+
+    async def _seller_turn(self, scenario: Scenario, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState) -> TurnRecord:
+        view = PartyView.of(scenario, "seller", moves, limits)
+        with self.tracer.start_as_current_span("negotiation.turn") as span:
+            turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
+            problem = state.check("seller", turn.action.action)
+            if problem is None and isinstance(turn.action, MakeOffer):
+                problem = "; ".join(f"{k}: {v}" for k, v in scenario.space.problems(turn.action.terms).items()) or None
+            if problem:  # a bug in the seller party, never the buyer's doing
+                raise NegotiatorError(f"the seller produced an action the protocol forbids: {problem}")
+            turn.index, turn.party = state.turn, "seller"
+            record_turn(span, turn)
+        state.apply("seller", turn.action.action, turn.action.terms)
+        moves.append(PublicMove(party="seller", action=turn.action))
+        return turn
+
+    async def _load(self, session_id: str) -> _Channels:
+        if not isinstance(session_id, str) or not session_id:
+            raise UnknownSession(f"no negotiation with id {session_id!r}")
+        snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
+        if not snapshot.values.get("scenario"):
+            raise UnknownSession(f"no negotiation with id {session_id!r}; open one first")
+        return snapshot.values  # type: ignore[return-value]
+
+    async def _commit(self, session_id: str, update: _Channels) -> None:
+        # durability="sync": the checkpoint is on disk before the caller hears back.
+        await self._graph.ainvoke(update, {"configurable": {"thread_id": session_id}}, durability="sync")
+
+    def _scenario(self, session_id: str, values: _Channels) -> Scenario:
+        scenario = self._scenarios.get(session_id)
+        if scenario is None:
+            if len(self._scenarios) > 10_000:
+                self._scenarios.clear()
+            scenario = self._scenarios[session_id] = Scenario.model_validate(values["scenario"])
+        return scenario
+
+
+def _checked(scenario: Scenario | dict, limits: HardLimits | dict | None) -> tuple[Scenario, HardLimits | None]:
+    try:
+        sc = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+        lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
+    except ValidationError as e:
+        raise UsageError(f"invalid listing: {_first_error(e)}") from None
+    if lim is not None:
+        try:
+            lim.check_space(sc.space)
+        except ValueError as e:
+            raise UsageError(f"invalid limits: {e}") from None
+        merged = sc.seller_limits.merged(lim)
+        best = sc.seller.ideal(sc.space)
+        if not merged.allows(merged.repair(best, sc.seller, sc.space), sc.seller):
+            raise UsageError("the limits leave no offer the seller could make; loosen them")
+    return sc, lim
+
+
+def _first_error(e: ValidationError) -> str:
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"
