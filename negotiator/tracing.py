@@ -1,8 +1,16 @@
 """OpenTelemetry spans: one per negotiation, per turn, per model call, per guard intervention.
 
+::
+
+    negotiation                      run_negotiation: episode, scenario, seller, buyer, outcome
+    negotiation.session              Sessions.open / Sessions.move: one per call (one per HTTP request)
+      negotiation.turn               one per move: party, action, model calls, tokens, guard kinds
+        chat {model}                 one per model call (retries included): GenAI attributes
+        negotiator.guard             when the guard changed the seller's action: what kind of change
+
 Model-call spans follow the GenAI semantic conventions (``gen_ai.operation.name``,
 ``gen_ai.system``, ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` ...). Message
-text and private preferences stay out of spans unless the user opts in with
+text, offer terms and private preferences stay out of spans unless the user opts in with
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`` (or
 ``NEGOTIATOR_TRACE_CONTENT=1``): transcripts hold customers' words and the business's
 floor.
@@ -99,8 +107,8 @@ def record_turn(span: trace.Span, turn: TurnRecord) -> None:
     span.set_attribute("negotiator.action", turn.action.action)
     if turn.usage.model_calls:
         span.set_attribute("negotiator.model_calls", turn.usage.model_calls)
-        span.set_attribute("gen_ai.usage.input_tokens", turn.usage.prompt_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", turn.usage.completion_tokens)
+        span.set_attribute("negotiator.usage.input_tokens", turn.usage.prompt_tokens)  # gen_ai.usage.* sits on the chat spans only, so sums do not double count
+        span.set_attribute("negotiator.usage.output_tokens", turn.usage.completion_tokens)
         span.set_attribute("negotiator.invalid_attempts", len(turn.invalid_attempts))
         span.set_attribute("negotiator.fallback", turn.fallback)
     if turn.guard is not None:

@@ -1,0 +1,210 @@
+"""OpenTelemetry: the span tree of a negotiation and of a session, GenAI attributes, privacy, exporters."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from negotiator import SellerAgent, generate, make_party, run_negotiation
+from negotiator.sessions import BuyerMove, Sessions
+from negotiator.testing import FakeOpenAIServer
+
+
+@pytest.fixture
+def traced():
+    """A tracer writing to memory, and a way to read the finished spans as a tree."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider.get_tracer("test"), exporter
+
+
+def _tree(exporter):
+    spans = exporter.get_finished_spans()
+    by_id = {s.context.span_id: s for s in spans}
+    children = {s.context.span_id: [] for s in spans}
+    roots = []
+    for s in sorted(spans, key=lambda s: s.start_time):
+        if s.parent is None:
+            roots.append(s)
+        else:
+            children[s.parent.span_id].append(s)
+    assert all(s.parent is None or s.parent.span_id in by_id for s in spans), "a span's parent was never exported"
+    return roots, children
+
+
+def _all_text(exporter) -> str:
+    out = []
+    for s in exporter.get_finished_spans():
+        out.append(s.name)
+        out += [f"{k}={v}" for k, v in (s.attributes or {}).items()]
+        for e in s.events:
+            out += [e.name] + [f"{k}={v}" for k, v in (e.attributes or {}).items()]
+        out.append(str(s.status.description or ""))
+    return "\n".join(out)
+
+
+async def test_a_negotiation_is_one_tree_of_turns_model_calls_and_guard_interventions(traced):
+    tracer, exporter = traced
+    scenario = generate(1)  # the seller opens
+    seller = SellerAgent("scripted/hostile", tracer=tracer)  # every seller turn needs the guard
+    ep = await run_negotiation(seller, make_party("rule/conceder", "buyer"), scenario, tracer=tracer)
+    roots, children = _tree(exporter)
+    assert [r.name for r in roots] == ["negotiation"]
+    root = roots[0]
+    assert root.attributes["negotiator.scenario_id"] == scenario.id
+    assert root.attributes["negotiator.ended_by"] == ep.outcome.ended_by
+    turns = children[root.context.span_id]
+    assert [t.name for t in turns] == ["negotiation.turn"] * len(ep.turns)
+    for span, record in zip(turns, ep.turns):
+        assert span.attributes["negotiator.party"] == record.party
+        assert span.attributes["negotiator.action"] == record.action.action
+        inner = children[span.context.span_id]
+        if record.party == "buyer":
+            assert inner == []  # a rule buyer calls no model
+            continue
+        chats = [c for c in inner if c.name == "chat scripted/hostile"]
+        guards = [c for c in inner if c.name == "negotiator.guard"]
+        assert len(chats) == record.usage.model_calls >= 1
+        for c in chats:
+            a = c.attributes
+            assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.system"] == "scripted"
+            assert a["gen_ai.request.model"] == "scripted/hostile" and a["gen_ai.response.model"] == "scripted/hostile"
+        assert sum(c.attributes["gen_ai.usage.input_tokens"] for c in chats) == record.usage.prompt_tokens
+        assert sum(c.attributes["gen_ai.usage.output_tokens"] for c in chats) == record.usage.completion_tokens
+        assert len(guards) == 1 and list(guards[0].attributes["negotiator.guard.kinds"]) == record.guard.kinds
+        assert list(span.attributes["negotiator.guard.kinds"]) == record.guard.kinds
+
+
+async def test_a_real_litellm_call_gets_genai_attributes_and_the_servers_token_counts(traced):
+    tracer, exporter = traced
+    scenario = generate(1)
+    terms = scenario.seller.ideal(scenario.space)
+    reply = json.dumps({"action": "make_offer", "message": "Here you go.", "terms": terms})
+    with FakeOpenAIServer(lambda req: reply) as server:
+        seller = SellerAgent("hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer)
+        turn = await seller.respond(scenario)
+    assert turn.action.terms == terms
+    (chat,) = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
+    a = chat.attributes
+    assert chat.name == "chat hosted_vllm/gemma-seller" and a["gen_ai.system"] == "vllm"
+    assert a["gen_ai.usage.output_tokens"] == 20  # what the server reported
+    assert a["gen_ai.usage.input_tokens"] == turn.usage.prompt_tokens > 0
+    assert chat.kind.name == "CLIENT"
+
+
+SENTINEL = "ZEBRA-7781 my card number is 4111"
+
+
+async def _session_with_secrets(tracer):
+    scenario = generate(0)
+    sessions = Sessions(SellerAgent("scripted/hostile", tracer=tracer, instructions="Brand voice: QUOKKA-5521."), InMemorySaver(), tracer=tracer)
+    st = await sessions.open(scenario, limits={"minimum": {"price": 913}})
+    st = await sessions.move(st.id, BuyerMove.offer({**scenario.buyer.ideal(scenario.space), "price": 600}, SENTINEL))
+    return scenario, st
+
+
+async def test_a_session_move_is_a_tree_too(traced):
+    tracer, exporter = traced
+    _, st = await _session_with_secrets(tracer)
+    roots, children = _tree(exporter)
+    assert [r.name for r in roots] == ["negotiation.session", "negotiation.session"]  # open, move
+    move = roots[1]
+    assert move.attributes["negotiator.session.id"] == st.id and move.attributes["negotiator.session.operation"] == "move"
+    buyer, seller = children[move.context.span_id]
+    assert (buyer.attributes["negotiator.party"], seller.attributes["negotiator.party"]) == ("buyer", "seller")
+    assert [c.name for c in children[seller.context.span_id]] == ["chat scripted/hostile", "negotiator.guard"]
+
+
+async def test_spans_hold_no_message_text_or_private_values_unless_opted_in(traced, monkeypatch):
+    tracer, exporter = traced
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    monkeypatch.delenv("NEGOTIATOR_TRACE_CONTENT", raising=False)
+    scenario, st = await _session_with_secrets(tracer)
+    text = _all_text(exporter)
+    secrets = ["ZEBRA-7781", "4111", "QUOKKA-5521", "913", "Here is what", "Sure, I accept",
+               str(scenario.seller.reservation), f"{scenario.seller.reservation:.2f}"]
+    secrets += [str(w) for w in scenario.seller.weights.values()]
+    for secret in secrets:
+        assert secret not in text, secret
+    # Opted in, the same run records the words: the check above can fail.
+    exporter.clear()
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    await _session_with_secrets(tracer)
+    assert "ZEBRA-7781" in _all_text(exporter)
+
+
+def _run_traced(env: dict) -> subprocess.CompletedProcess:
+    code = textwrap.dedent(
+        """
+        import asyncio
+        from negotiator import generate, make_party, run_negotiation
+        from negotiator.tracing import configure_tracing
+        assert configure_tracing()
+        asyncio.run(run_negotiation(make_party("scripted/boulware", "seller"), make_party("rule/conceder", "buyer"), generate(0)))
+        """
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**clean, **env})
+
+
+def test_the_console_exporter_is_chosen_by_the_standard_variable():
+    r = _run_traced({"OTEL_TRACES_EXPORTER": "console", "OTEL_SERVICE_NAME": "shop-seller"})
+    assert r.returncode == 0, r.stderr
+    assert '"name": "negotiation"' in r.stdout and '"name": "chat scripted/boulware"' in r.stdout
+    assert '"service.name": "shop-seller"' in r.stdout
+
+
+def test_the_otlp_exporter_sends_spans_to_the_configured_endpoint():
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    received: list[bytes] = []
+
+    class Collector(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            received.append(gzip.decompress(body) if self.headers.get("Content-Encoding") == "gzip" else body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        r = _run_traced({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+    finally:
+        server.shutdown()
+    assert r.returncode == 0, r.stderr
+    names = set()
+    for body in received:
+        req = ExportTraceServiceRequest.FromString(body)
+        names |= {s.name for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans}
+    assert {"negotiation", "negotiation.turn", "chat scripted/boulware"} <= names
+
+
+def test_an_unknown_exporter_is_a_usage_error(monkeypatch):
+    from negotiator.errors import UsageError
+    from negotiator.tracing import configure_tracing
+
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkinn")
+    with pytest.raises(UsageError, match="zipkinn"):
+        configure_tracing()
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
+    assert configure_tracing() is False
