@@ -1,0 +1,69 @@
+"""An example shop backend: a product page where a shopper negotiates with the seller agent.
+
+The browser talks only to this backend; this backend talks to ``negotiator serve`` with
+the business's API key, which never reaches the browser. The negotiation id lives in the
+page's URL, so a reload (or a restart of either server) picks the conversation up again.
+
+    NEGOTIATOR_API_KEY=... negotiator serve                 # the seller service, port 8000
+    NEGOTIATOR_API_KEY=... python examples/shop/app.py      # this shop, http://127.0.0.1:8080
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+import httpx
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import FileResponse
+
+HERE = Path(__file__).parent
+SERVICE = os.environ.get("NEGOTIATOR_URL", "http://127.0.0.1:8000").rstrip("/")
+KEY = os.environ.get("NEGOTIATOR_API_KEY", "")
+# The listing: which product, and the business's hard limits for it.
+LISTING = json.loads((HERE / "listing.json").read_text())
+
+app = FastAPI(title="Oakline shop (negotiator example)")
+client = httpx.AsyncClient(base_url=SERVICE, headers={"Authorization": f"Bearer {KEY}"} if KEY else {}, timeout=120)
+
+
+@app.get("/")
+async def page() -> FileResponse:
+    return FileResponse(HERE / "static" / "index.html")
+
+
+async def _relay(method: str, path: str, body: dict | None = None) -> Response:
+    """Forward to the negotiator service; its JSON answers (errors included) are safe to show."""
+    try:
+        r = await client.request(method, path, json=body)
+    except httpx.HTTPError:
+        return Response(json.dumps({"error": "seller_unavailable", "message": "The seller is not reachable right now; try again in a moment."}),
+                        status_code=503, media_type="application/json")
+    return Response(r.content, status_code=r.status_code, media_type="application/json")
+
+
+@app.post("/api/negotiations")
+async def open_negotiation() -> Response:
+    return await _relay("POST", "/v1/negotiations", LISTING)
+
+
+@app.get("/api/negotiations/{negotiation_id}")
+async def get_negotiation(negotiation_id: str) -> Response:
+    return await _relay("GET", f"/v1/negotiations/{negotiation_id}")
+
+
+@app.post("/api/negotiations/{negotiation_id}/moves")
+async def post_move(negotiation_id: str, request: Request) -> Response:
+    return await _relay("POST", f"/v1/negotiations/{negotiation_id}/moves", await request.json())
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    args = parser.parse_args()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
