@@ -1,0 +1,234 @@
+"""Every deployment config loads with its own tool's parser or schema, so a typo cannot ship."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1] / "deployments"
+
+
+# --- Docker Compose ------------------------------------------------------------------------
+
+
+def _compose(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    exe = shutil.which("docker-compose")
+    if exe is None:
+        pytest.skip("docker-compose is not installed (.ci/run installs Debian's docker-compose)")
+    base = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+    return subprocess.run([exe, "-f", str(ROOT / "vllm" / "docker-compose.yml"), *args], capture_output=True, text=True, env={**base, **(env or {})}, timeout=60)
+
+
+def test_the_compose_file_is_valid_for_docker_compose():
+    r = _compose("--profile", "proxy", "config", env={"HF_TOKEN": "hf_x", "LITELLM_MASTER_KEY": "sk-x"})
+    assert r.returncode == 0, r.stderr
+    resolved = yaml.safe_load(r.stdout)
+    vllm = resolved["services"]["vllm"]
+    assert "/health" in " ".join(vllm["healthcheck"]["test"])
+    assert vllm["deploy"]["resources"]["reservations"]["devices"][0]["capabilities"] == ["gpu"]
+    assert "--enable-lora" in vllm["command"] and any(a.startswith("--lora-modules=seller=") for a in vllm["command"])
+    assert resolved["services"]["litellm"]["depends_on"]["vllm"]["condition"] == "service_healthy"
+    # Without the gated-model token compose refuses to start, with a message that says why.
+    r = _compose("config", env={})
+    assert r.returncode != 0 and "HF_TOKEN" in r.stderr
+
+
+def test_docker_compose_rejects_a_typo(tmp_path):
+    exe = shutil.which("docker-compose")
+    if exe is None:
+        pytest.skip("docker-compose is not installed")
+    bad = (ROOT / "vllm" / "docker-compose.yml").read_text().replace("healthcheck:", "healthchek:", 1)
+    (tmp_path / "c.yml").write_text(bad)
+    r = subprocess.run([exe, "-f", str(tmp_path / "c.yml"), "config", "-q"], capture_output=True, text=True,
+                       env={"PATH": "/usr/bin:/bin", "HF_TOKEN": "x", "LITELLM_MASTER_KEY": "x"}, timeout=60)
+    assert r.returncode != 0 and "healthchek" in r.stderr
+
+
+# --- Kubernetes ----------------------------------------------------------------------------
+
+K8S_VERSION = "1.30.0"
+
+
+def _manifests():
+    return sorted((ROOT / "vllm" / "k8s").glob("*.yaml"))
+
+
+def test_kubernetes_manifests_match_the_api_schema():
+    kv = pytest.importorskip("kubernetes_validate")
+    docs = [d for f in _manifests() for d in yaml.safe_load_all(f.read_text()) if d]
+    assert {d["kind"] for d in docs} == {"PersistentVolumeClaim", "Deployment", "Service"}
+    for doc in docs:
+        kv.validate(doc, K8S_VERSION, strict=True)  # strict: unknown fields are errors too
+    (deploy,) = [d for d in docs if d["kind"] == "Deployment"]
+    (c,) = deploy["spec"]["template"]["spec"]["containers"]
+    assert c["resources"]["requests"]["nvidia.com/gpu"] == "1" and c["resources"]["requests"]["memory"]
+    assert {p: c[p]["httpGet"]["path"] for p in ("startupProbe", "readinessProbe", "livenessProbe")} == dict.fromkeys(
+        ("startupProbe", "readinessProbe", "livenessProbe"), "/health")
+    (svc,) = [d for d in docs if d["kind"] == "Service"]
+    labels = deploy["spec"]["template"]["metadata"]["labels"]
+    assert labels | svc["spec"]["selector"] == labels  # the Service selects the vLLM pods
+
+
+def test_the_kubernetes_validator_rejects_a_typo():
+    kv = pytest.importorskip("kubernetes_validate")
+    deploy = [d for d in yaml.safe_load_all(_manifests()[0].read_text()) if d and d["kind"] == "Deployment"][0]
+    deploy["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = deploy["spec"]["template"]["spec"]["containers"][0].pop("readinessProbe")
+    with pytest.raises(kv.ValidationError, match="readinesProbe"):
+        kv.validate(deploy, K8S_VERSION, strict=True)
+
+
+# --- LiteLLM proxy -------------------------------------------------------------------------
+
+
+def _check_litellm_config(config: dict) -> None:
+    """What ``litellm --config`` does with each section, checked with LiteLLM's own types."""
+    import inspect
+
+    import litellm
+    from litellm.proxy._types import ConfigGeneralSettings, ConfigYAML
+    from litellm.types.router import LiteLLM_Params
+
+    ConfigYAML.model_validate(config)  # the proxy's documented schema of config.yaml
+    # ConfigYAML lets unknown keys through; the proxy would silently ignore a misspelt one.
+    unknown = set(config) - set(ConfigYAML.model_fields)
+    assert not unknown, f"unknown top-level keys {unknown}"
+    unknown = set(config.get("general_settings", {})) - set(ConfigGeneralSettings.model_fields)
+    assert not unknown, f"unknown general_settings {unknown}"
+    # The proxy sets litellm.<key> = value for each litellm_settings entry.
+    unknown = {k for k in config.get("litellm_settings", {}) if not hasattr(litellm, k)}
+    assert not unknown, f"unknown litellm_settings {unknown}"
+    # router_settings become litellm.Router(**router_settings).
+    router_params = set(inspect.signature(litellm.Router.__init__).parameters)
+    unknown = set(config.get("router_settings", {})) - router_params
+    assert not unknown, f"unknown router_settings {unknown}"
+    for entry in config["model_list"]:
+        unknown = set(entry["litellm_params"]) - set(LiteLLM_Params.model_fields)
+        assert not unknown, f"{entry['model_name']}: unknown litellm_params {unknown}"
+    groups = {e["model_name"] for e in config["model_list"]}
+    for fallback in config.get("router_settings", {}).get("fallbacks", []):
+        for src, targets in fallback.items():
+            assert src in groups and set(targets) <= groups, fallback
+    litellm.Router(model_list=config["model_list"], **config.get("router_settings", {}))
+
+
+@pytest.fixture
+def litellm_env(monkeypatch):
+    for k, v in {"VLLM_API_BASE": "http://127.0.0.1:8000/v1", "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test",
+                 "GEMINI_API_KEY": "test", "LITELLM_MASTER_KEY": "sk-master"}.items():
+        monkeypatch.setenv(k, v)
+
+
+async def test_the_litellm_proxy_config_loads(litellm_env):
+    config = yaml.safe_load((ROOT / "litellm" / "config.yaml").read_text())
+    try:
+        _check_litellm_config(config)  # builds a Router, which starts budget tasks on the loop
+    finally:
+        await _cancel_background_tasks()
+    names = {e["model_name"]: e["litellm_params"]["model"] for e in config["model_list"]}
+    assert names["seller"].startswith("hosted_vllm/")
+    assert {"openai", "anthropic", "gemini"} <= {m.split("/")[0] for k, m in names.items() if k.startswith("buyer-")}
+    assert config["router_settings"]["provider_budget_config"] and config["litellm_settings"]["max_budget"]
+
+
+async def _cancel_background_tasks():
+    import asyncio
+
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@pytest.mark.parametrize("section, typo", [("router_settings", "num_retry"), ("litellm_settings", "drop_param"), ("general_settings", "master_kee")])
+async def test_the_litellm_check_rejects_a_typo(litellm_env, section, typo):
+    config = yaml.safe_load((ROOT / "litellm" / "config.yaml").read_text())
+    config[section][typo] = 1
+    with pytest.raises(AssertionError, match=typo):
+        _check_litellm_config(config)
+    await _cancel_background_tasks()
+
+
+# --- accelerate / DeepSpeed / TRL ------------------------------------------------------------
+
+
+def _accelerate_files():
+    return sorted((ROOT / "training" / "accelerate").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", _accelerate_files(), ids=lambda p: p.name)
+def test_accelerate_configs_load_with_accelerates_loader(path):
+    from accelerate.commands.config.config_args import ClusterConfig, load_config_from_file
+    from accelerate.commands.launch import launch_command_parser
+
+    config = load_config_from_file(str(path))  # raises on unknown keys
+    assert isinstance(config, ClusterConfig) and config.num_processes >= 2 and config.mixed_precision == "bf16"
+    # accelerate launch turns each deepspeed_config key into one of its own options.
+    options = {a.dest for a in launch_command_parser()._actions}
+    unknown = set(config.deepspeed_config) - options
+    assert not unknown, f"{path.name}: deepspeed_config keys accelerate launch does not know: {unknown}"
+    if config.distributed_type == "DEEPSPEED":
+        assert config.deepspeed_config["zero_stage"] in (2, 3)
+
+
+def test_accelerates_loader_rejects_a_typo(tmp_path):
+    from accelerate.commands.config.config_args import load_config_from_file
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_accelerate_files()[0].read_text().replace("num_processes", "num_procesess"))
+    with pytest.raises(ValueError, match="num_procesess"):
+        load_config_from_file(str(bad))
+
+
+def _grpo_config(overrides: dict):
+    from transformers import HfArgumentParser
+    from trl import GRPOConfig
+
+    data = yaml.safe_load((ROOT / "training" / "grpo_vllm_server.yaml").read_text())
+    # This CPU machine cannot build a bf16 config; only these two fields change for the check.
+    (config,) = HfArgumentParser(GRPOConfig).parse_dict({**data, "bf16": False, "use_cpu": True, **overrides}, allow_extra_keys=False)
+    return data, config
+
+
+def test_the_grpo_config_builds_a_trl_grpo_config():
+    data, config = _grpo_config({})
+    assert data["bf16"] is True and config.use_vllm and config.vllm_mode == "server"
+    assert config.learning_rate == 1e-6 and config.num_generations == 8
+    with pytest.raises(ValueError, match="learnig_rate"):
+        _grpo_config({"learnig_rate": 3e-6})
+
+
+def _readme_commands(tool: str) -> list[list[str]]:
+    text = (ROOT / "training" / "README.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
+    lines = [ln.replace("\\\n", " ") for b in blocks for ln in b.replace("\\\n", " ").splitlines()]
+    out = []
+    for ln in lines:
+        words = ln.split()
+        if tool in " ".join(words):
+            i = next(j for j, w in enumerate(words) if w == tool.split()[0] and " ".join(words[j:j + len(tool.split())]) == tool)
+            out.append(words[i + len(tool.split()):])
+    return out
+
+
+def test_the_readme_trl_vllm_serve_command_parses_with_trls_parser():
+    from trl.scripts.vllm_serve import make_parser
+
+    (args,) = _readme_commands("trl vllm-serve")
+    (parsed,) = make_parser().parse_args_and_config(args)
+    assert parsed.model.startswith("google/gemma-3") and parsed.port == 8001
+    config = yaml.safe_load((ROOT / "training" / "grpo_vllm_server.yaml").read_text())
+    assert config["vllm_server_port"] == parsed.port  # the trainer talks to that server
+    with pytest.raises(ValueError, match="tensor-paralel-size"):
+        make_parser().parse_args_and_config([*args, "--tensor-paralel-size", "2"])
+
+
+def test_the_readme_accelerate_command_names_files_that_exist():
+    (args,) = _readme_commands("accelerate launch")
+    config_file = args[args.index("--config_file") + 1]
+    assert (ROOT.parent / config_file).is_file()
+    assert (ROOT.parent / args[args.index("--config") + 1]).is_file()
