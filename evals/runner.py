@@ -1,34 +1,80 @@
 """The evaluation runner: many negotiations at once, each logged the moment it ends.
 
-Episode ids are deterministic (suite, scenario, buyer, seller, seed), so rerunning into
-the same folder runs only what is missing: after a crash or a kill no episode is lost or
-duplicated. Every job ends as an episode, errors included.
+* **Deterministic ids.** An episode id hashes (suite, scenario, persona, buyer, seller,
+  seed), so rerunning into the same folder runs only what is missing: after a crash or a
+  kill no episode is lost or duplicated. ``labels["negotiation"]`` hashes the same without
+  the seller: two arms' episodes with the same value played the identical negotiation.
+* **Failures are data.** Every job ends as exactly one episode. The agent already retries
+  each model call on transient provider errors (429, 5xx, timeouts); an episode that still
+  ends in a transient error is played again from the start after a backoff, up to
+  ``retries`` times, and recorded as an error episode if it keeps failing.
+* **Provider limits.** ``rate_limits`` caps model calls per minute per provider (the
+  spec's prefix: ``openai``, ``anthropic``, ``hosted_vllm``, ``scripted`` ...), shared by
+  sellers and buyers. ``call_timeout`` bounds each model call.
+* **Cheap per job.** A fixed pool of ``concurrency`` workers pulls jobs; parties are built
+  per job (they are cheap, and per-job state keeps every negotiation reproducible). Two
+  measured costs are kept off the negotiations (``benchmarks/eval_scale.py``): the fsync of
+  each appended episode runs in a thread, and the garbage collector is told to leave the
+  long-lived objects (scenarios, caches, the compiled graph) alone during the batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import gc
 import json
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from negotiator.agent.graph import RetryPolicy
+from negotiator.buyers.personas import NEUTRAL, get_persona
+from negotiator.buyers.rules import RuleParty
 from negotiator.domain.scenario import Scenario
 from negotiator.errors import UsageError
+from negotiator.models.specs import parse_spec
+from negotiator.party import Party
 from negotiator.runtime import EpisodeLog, episode_id, episode_ids, make_party, run_negotiation
 from negotiator.runtime.episode import Episode
 
 from .suites import Suite
 
+PERSONA_BUYER = "rule/persona"
+"""The rule-based buyer that plays each persona's own concession tactic."""
+
 
 @dataclass(frozen=True)
 class Job:
     episode_id: str
-    scenario: Scenario
+    scenario: Scenario  # as the buyer's persona plays it
     seller: str
     buyer: str
     seed: int
     labels: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def persona(self) -> str:
+        return self.labels.get("persona", NEUTRAL.name)
+
+
+def negotiation_id(suite_key: str, scenario_id: str, persona: str, buyer: str, seed: int) -> str:
+    """What two arms share when they played the identical negotiation (no seller in it)."""
+    return episode_id(suite_key, scenario_id, persona, buyer, seed)
+
+
+def check_spec(spec: str, role: str) -> None:
+    """Fail early, before any negotiation runs, on a spec that cannot work."""
+    s = parse_spec(spec)
+    if s.kind == "rule" and s.name == "persona" and role == "buyer":
+        if s.params:
+            raise UsageError(f"{spec}: rule/persona takes no parameters; it plays each persona's own tactic")
+    elif s.kind == "rule":
+        RuleParty(s.name, role, params=s.params, spec=s.raw)  # type: ignore[arg-type]
+    elif s.kind == "human":
+        raise UsageError(f"a human {role} is only available in `negotiator play`")
 
 
 def plan(
@@ -40,26 +86,38 @@ def plan(
     limit: int | None = None,
     shard: tuple[int, int] | None = None,
 ) -> list[Job]:
-    """The jobs of ``suite`` for one seller arm, in a stable order."""
-    buyers = list(buyers or suite.buyers)
+    """The jobs of ``suite`` for one seller arm, in a stable order (scenario, buyer, persona)."""
+    buyers = list(dict.fromkeys(buyers or suite.buyers))
     if not buyers:
         raise UsageError(f"suite {suite.name} defines no default buyers; pass --buyer")
-    jobs = []
-    for scenario in suite.scenarios():
-        for buyer in buyers:
-            for persona in suite.personas:
-                eid = episode_id(suite.key, scenario.id, persona, buyer, seller, seed)
-                labels = {"suite": suite.name, "suite_version": suite.version, "persona": persona}
-                jobs.append(Job(eid, scenario, seller, buyer, seed, labels))
     if shard is not None:
         i, n = shard
         if not (n >= 1 and 0 <= i < n):
             raise UsageError(f"--shard {i}/{n}: write i/n with 0 <= i < n")
-        jobs = [j for k, j in enumerate(jobs) if k % n == i]
+    if limit is not None and limit < 1:
+        raise UsageError("--limit must be at least 1")
+    check_spec(seller, "seller")
+    for b in buyers:
+        check_spec(b, "buyer")
+    # Which negotiations, in a stable order; persona scenarios are built only for the jobs kept.
+    slots = [(base, buyer, persona) for base in suite.scenarios() for buyer in buyers for persona in suite.personas]
+    if shard is not None:
+        i, n = shard
+        slots = [x for k, x in enumerate(slots) if k % n == i]
     if limit is not None:
-        if limit < 1:
-            raise UsageError("--limit must be at least 1")
-        jobs = jobs[:limit]
+        slots = slots[:limit]
+    jobs = []
+    for base, buyer, persona in slots:
+        labels = {
+            "suite": suite.name,
+            "suite_version": suite.version,
+            "scenario": base.id,
+            "persona": persona,
+            "buyer": buyer,
+            "negotiation": negotiation_id(suite.key, base.id, persona, buyer, seed),
+        }
+        eid = episode_id(suite.key, base.id, persona, buyer, seller, seed)
+        jobs.append(Job(eid, suite.negotiation(base, persona), seller, buyer, seed, labels))
     return jobs
 
 
@@ -70,6 +128,120 @@ class RunOptions:
     buyer_base_url: str | None = None
     seller_options: dict = field(default_factory=dict)
     buyer_options: dict = field(default_factory=dict)
+    rate_limits: dict[str, float] = field(default_factory=dict)  # provider -> model calls per minute
+    call_timeout: float | None = None  # seconds per model call; None keeps the agent's default (120 s)
+    retries: int = 2  # replays of an episode that ended in a transient provider error
+    retry_delay: float = 2.0  # first backoff before a replay, doubled each time (max 60 s)
+
+    def check(self) -> None:
+        if self.concurrency < 1:
+            raise UsageError("--concurrency must be at least 1")
+        if self.retries < 0:
+            raise UsageError("--retries must be 0 or more")
+        if self.call_timeout is not None and self.call_timeout <= 0:
+            raise UsageError("--timeout must be a positive number of seconds")
+        for provider, rpm in self.rate_limits.items():
+            if not rpm > 0:
+                raise UsageError(f"--rate-limit {provider}={rpm}: give a positive number of calls per minute")
+
+
+class RateLimiter:
+    """At most ``rpm`` calls per minute, evenly spaced (providers count requests per window)."""
+
+    def __init__(self, rpm: float):
+        self.interval = 60.0 / rpm
+        self._next = 0.0
+
+    async def wait(self) -> None:
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        slot = max(now, self._next)
+        self._next = slot + self.interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+class _Limited:
+    """A chat model that waits for its provider's rate limiter before each call."""
+
+    def __init__(self, model, limiter: RateLimiter):
+        self._model, self._limiter = model, limiter
+        self.spec, self.family = model.spec, model.family
+        self.supports_tools = model.supports_tools
+        self.supports_response_schema = model.supports_response_schema
+
+    async def complete(self, request):
+        await self._limiter.wait()
+        return await self._model.complete(request)
+
+    async def aclose(self) -> None:
+        await self._model.aclose()
+
+
+def provider(spec: str) -> str:
+    """The provider a spec's model calls go to: its prefix (``openai/gpt-4o`` -> ``openai``)."""
+    return spec.split("/", 1)[0].split("?", 1)[0]
+
+
+def _apply_rate_limit(party: Party, spec: str, limiters: dict[str, RateLimiter]) -> None:
+    config = getattr(party, "config", None)  # LLM parties: the turn graph reads config.model
+    limiter = limiters.get(provider(spec))
+    if limiter is not None and config is not None:
+        config.model = _Limited(config.model, limiter)
+
+
+def _party_options(base: dict, call_timeout: float | None) -> dict:
+    if call_timeout is None:
+        return base
+    return {**base, "retry": dataclasses.replace(base.get("retry") or RetryPolicy(), timeout=call_timeout)}
+
+
+def make_buyer(job: Job, options: RunOptions) -> Party:
+    """The buyer of ``job``: its spec, playing the job's persona."""
+    persona = get_persona(job.persona)
+    s = parse_spec(job.buyer)
+    if s.kind == "rule" and s.name == "persona":
+        tactic = parse_spec(persona.rule_spec)
+        party: Party = RuleParty(tactic.name, "buyer", params=tactic.params, seed=job.seed, spec=job.buyer)
+    else:
+        party = make_party(
+            job.buyer, "buyer", seed=job.seed, base_url=options.buyer_base_url, instructions=persona.style,
+            **_party_options(options.buyer_options, options.call_timeout),
+        )
+    party.persona_name = persona.name  # type: ignore[attr-defined]  # recorded on the episode
+    return party
+
+
+async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
+    seller = make_party(
+        job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
+        **_party_options(options.seller_options, options.call_timeout),
+    )
+    buyer = make_buyer(job, options)
+    _apply_rate_limit(seller, job.seller, limiters)
+    _apply_rate_limit(buyer, job.buyer, limiters)
+    try:
+        return await run_negotiation(seller, buyer, job.scenario, job.seed, episode_id_=job.episode_id, labels=job.labels)
+    finally:
+        await seller.aclose()
+        await buyer.aclose()
+
+
+async def run_job(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] | None = None) -> Episode:
+    """Play one job to an episode, replaying it after a transient provider failure."""
+    limiters = limiters if limiters is not None else {}
+    rng = random.Random(job.episode_id)
+    attempt = 0
+    while True:
+        attempt += 1
+        ep = await _play(job, options, limiters)
+        if ep.error is None or not ep.error.transient or attempt > options.retries:
+            break
+        delay = min(60.0, options.retry_delay * 2 ** (attempt - 1)) * (0.5 + rng.random() / 2)
+        await asyncio.sleep(delay)
+    if attempt > 1:
+        ep.labels["attempts"] = attempt
+    return ep
 
 
 async def run_jobs(
@@ -80,39 +252,59 @@ async def run_jobs(
 ) -> list[Episode]:
     """Run every job not yet in ``out_dir/episodes.jsonl``; return the new episodes."""
     options = options or RunOptions()
-    if options.concurrency < 1:
-        raise UsageError("--concurrency must be at least 1")
+    options.check()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = EpisodeLog(out / "episodes.jsonl")
     done = episode_ids(log.path)
-    todo = [j for j in jobs if j.episode_id not in done]
-    sem = asyncio.Semaphore(options.concurrency)
+    todo = list({j.episode_id: j for j in jobs if j.episode_id not in done}.values())
+    limiters = {p: RateLimiter(rpm) for p, rpm in options.rate_limits.items()}
     results: list[Episode] = []
+    pending = iter(todo)  # shared by the workers: each job is taken exactly once
 
-    async def one(job: Job) -> None:
-        async with sem:
-            seller = make_party(job.seller, "seller", seed=job.seed, base_url=options.seller_base_url, **options.seller_options)
-            buyer = make_party(job.buyer, "buyer", seed=job.seed, base_url=options.buyer_base_url, **options.buyer_options)
-            try:
-                ep = await run_negotiation(seller, buyer, job.scenario, job.seed, episode_id_=job.episode_id, labels=job.labels)
-            finally:
-                await seller.aclose()
-                await buyer.aclose()
-            log.append(ep)
+    async def worker() -> None:
+        for job in pending:
+            ep = await run_job(job, options, limiters)
+            # Appended (and fsynced) before the job counts as done, so a kill loses nothing finished;
+            # in a thread, because an fsync can take milliseconds on a busy disk and must not stall
+            # the other negotiations.
+            await asyncio.to_thread(log.append, ep)
             results.append(ep)
             if on_episode:
                 on_episode(ep)
 
-    tasks = [asyncio.create_task(one(j)) for j in todo]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    with _batch_gc():
+        workers = [asyncio.create_task(worker()) for _ in range(min(options.concurrency, len(todo)))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
     return results
+
+
+@contextmanager
+def _batch_gc() -> Iterator[None]:
+    """Collect garbage less often, and never scan what existed before the batch.
+
+    Dozens of negotiations in flight make many short-lived objects next to many long-lived
+    ones; with the default settings the collector kept rescanning the long-lived ones and
+    cost about a fifth of the CPU time of a scripted-model batch at concurrency 64.
+    """
+    threshold = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(10_000, 50, 50)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
+
+
+RUN_KEYS = ("suite", "seller", "buyers", "seed")
+"""What defines a run (an arm): a folder holds one, and shards of one arm merge in reports."""
 
 
 def write_config(out_dir: str | Path, config: dict) -> None:
@@ -120,12 +312,18 @@ def write_config(out_dir: str | Path, config: dict) -> None:
     path = Path(out_dir) / "config.json"
     if path.exists():
         old = json.loads(path.read_text())
-        keys = ("suite", "seller", "buyers", "seed")
-        if any(old.get(k) != config.get(k) for k in keys):
-            diff = {k: (old.get(k), config.get(k)) for k in keys if old.get(k) != config.get(k)}
+        if any(old.get(k) != config.get(k) for k in RUN_KEYS):
+            diff = {k: (old.get(k), config.get(k)) for k in RUN_KEYS if old.get(k) != config.get(k)}
             raise UsageError(
                 f"{out_dir} already holds a different run ({diff}); choose a new --out folder, "
                 "or rerun with the same settings to resume"
             )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2, sort_keys=True))
+
+
+def read_config(run_dir: str | Path) -> dict:
+    path = Path(run_dir) / "config.json"
+    if not path.exists():
+        raise UsageError(f"no config.json in {run_dir}: pass a folder written by `negotiator eval --out`")
+    return json.loads(path.read_text())

@@ -1,22 +1,34 @@
 """Named, versioned evaluation suites and the seed ranges they draw from.
 
-A suite is reproducible from its definition alone: the scenario seeds, templates and
-buyers are fixed here, and the scenario generator is deterministic. Training draws its
-scenarios from ``TRAIN_SEEDS`` only; no evaluation suite may touch that range.
+A suite is reproducible from its definition alone: the scenario seeds, templates, buyer
+personas and default buyers are fixed here, and the scenario generator and the personas
+are deterministic. ``Suite.fingerprint()`` hashes the content of every negotiation; a
+change to the generator or to the personas without a version bump shows up there (and
+fails a test that pins it).
+
+Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite draws from
+``EVAL_SEEDS``, which lies above it, so the two never meet.
+
+* ``quick``: one scenario per template x four rule buyers, neutral persona: 24 negotiations.
+* ``heldout``: 48 scenarios x 12 buyer personas x 2 evaluation buyers: 1,152 per seller arm.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass
 
+from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
 from negotiator.domain.generator import GENERATOR_VERSION, generate, template_names
 from negotiator.domain.scenario import Scenario
 from negotiator.errors import UsageError
 
 TRAIN_SEEDS = range(0, 1_000_000)
-"""Scenario seeds reserved for training. Evaluation suites start at 10,000,000."""
+"""Scenario seeds reserved for training. No evaluation suite may use one."""
 
 EVAL_SEED_BASE = 10_000_000
+EVAL_SEEDS = range(EVAL_SEED_BASE, 2 * EVAL_SEED_BASE)
+"""Scenario seeds evaluation suites draw from: disjoint from ``TRAIN_SEEDS``."""
 
 
 @dataclass(frozen=True)
@@ -28,17 +40,51 @@ class Suite:
     buyers: tuple[str, ...]  # default evaluation buyers (specs); --buyer replaces them
     templates: tuple[str | None, ...] = ()  # per scenario seed; empty = drawn from the seed
     max_rounds: int | None = None
-    personas: tuple[str, ...] = ("neutral",)
-    extra: dict = field(default_factory=dict)
+    personas: tuple[str, ...] = (NEUTRAL.name,)
 
     def scenarios(self) -> list[Scenario]:
-        templates = self.templates or (None,) * len(self.scenario_seeds)
-        return [generate(seed, t, max_rounds=self.max_rounds) for seed, t in zip(self.scenario_seeds, templates)]
+        """The base scenarios, one per seed (personas not applied)."""
+        return list(_base_scenarios(self))
+
+    def negotiation(self, base: Scenario, persona: str) -> Scenario:
+        """``base`` as the buyer playing ``persona`` sees it (built once per process)."""
+        key = (self.key, base.id, persona)
+        if key not in _PERSONA_CACHE:
+            _PERSONA_CACHE[key] = persona_scenario(base, persona)
+        return _PERSONA_CACHE[key]
+
+    def negotiations(self) -> list[tuple[Scenario, str, Scenario]]:
+        """(base scenario, persona, the scenario as that persona's buyer plays it), in suite order."""
+        return [(b, p, self.negotiation(b, p)) for b in _base_scenarios(self) for p in self.personas]
 
     @property
     def key(self) -> str:
-        """Identifies the suite's content in episode ids: name, version and generator version."""
-        return f"{self.name}@v{self.version}.g{GENERATOR_VERSION}"
+        """Identifies the suite's content in episode ids: name, version, generator and persona versions."""
+        return f"{self.name}@v{self.version}.g{GENERATOR_VERSION}.p{PERSONAS_VERSION}"
+
+    def fingerprint(self) -> str:
+        """Content hash of every negotiation of the suite (scenario x persona) and its default buyers."""
+        h = hashlib.sha256(self.key.encode())
+        for _, persona, scenario in self.negotiations():
+            h.update(f"|{persona}|{scenario.fingerprint}".encode())
+        h.update("|".join(self.buyers).encode())
+        return h.hexdigest()[:16]
+
+    def size(self, n_buyers: int | None = None) -> int:
+        return len(self.scenario_seeds) * len(self.personas) * (n_buyers or len(self.buyers))
+
+
+# Scenario generation is pure but not free (the Pareto frontier of each persona scenario):
+# build each scenario once per process, and only those a run needs.
+_BASE_CACHE: dict[str, tuple[Scenario, ...]] = {}
+_PERSONA_CACHE: dict[tuple[str, str, str], Scenario] = {}
+
+
+def _base_scenarios(suite: Suite) -> tuple[Scenario, ...]:
+    if suite.key not in _BASE_CACHE:
+        templates = suite.templates or (None,) * len(suite.scenario_seeds)
+        _BASE_CACHE[suite.key] = tuple(generate(s, t, max_rounds=suite.max_rounds) for s, t in zip(suite.scenario_seeds, templates))
+    return _BASE_CACHE[suite.key]
 
 
 def _quick() -> Suite:
@@ -54,7 +100,28 @@ def _quick() -> Suite:
     )
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [_quick()]}
+HELDOUT_SCENARIOS = 48
+
+
+def _heldout() -> Suite:
+    names = template_names()
+    return Suite(
+        name="heldout",
+        version=1,
+        description=(
+            "The paper's held-out evaluation: 48 scenarios (8 per product template) x 12 buyer personas x 2 "
+            "evaluation buyers = 1,152 negotiations per seller arm. Default buyers are two rule-based families, "
+            "so it runs offline: each persona's own time-dependent tactic (rule/persona) and a behaviour-"
+            "dependent tit-for-tat; pass --buyer twice for LLM buyers of two model families."
+        ),
+        scenario_seeds=tuple(EVAL_SEED_BASE + 100_000 + i for i in range(HELDOUT_SCENARIOS)),
+        templates=tuple(names[i % len(names)] for i in range(HELDOUT_SCENARIOS)),
+        buyers=("rule/persona", "rule/tit_for_tat"),
+        personas=tuple(PERSONAS),
+    )
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout()]}
 
 
 def get_suite(name: str) -> Suite:
@@ -64,10 +131,15 @@ def get_suite(name: str) -> Suite:
         raise UsageError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}") from None
 
 
+def eval_seeds() -> set[int]:
+    """Every scenario seed any evaluation suite uses."""
+    return {s for suite in SUITES.values() for s in suite.scenario_seeds}
+
+
 def check_train_seeds(seeds) -> None:
     """Refuse any seed that an evaluation suite uses (or that lies outside the train range)."""
-    eval_seeds = {s for suite in SUITES.values() for s in suite.scenario_seeds}
-    bad = sorted({s for s in seeds if s in eval_seeds or s not in TRAIN_SEEDS})
+    used = eval_seeds()
+    bad = sorted({s for s in seeds if s in used or s not in TRAIN_SEEDS})
     if bad:
         raise UsageError(
             f"scenario seeds {bad[:5]}{'...' if len(bad) > 5 else ''} are not training seeds: training draws from "

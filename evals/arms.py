@@ -1,0 +1,195 @@
+"""Arms: the runs of one seller on one suite, loaded from run folders and compared.
+
+Folders written by ``negotiator eval`` with the same suite, seller, buyers and seed are
+one arm (its shards, or a resumed run): their episodes merge, each episode id once.
+Two arms are compared on the negotiations both played (``labels["negotiation"]``), so a
+difference is never an artefact of one arm meeting easier scenarios.
+
+A seller from ``negotiator train`` (spec ``local/DIR`` or ``local/DIR/merged``) has a
+manifest naming its training buyer pool; an evaluation buyer of the same model family
+inflates the measured gain (arXiv 2610.06204), so it is flagged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from negotiator.errors import UsageError
+from negotiator.models.families import model_family
+from negotiator.runtime.episode import Episode
+from negotiator.runtime.log import iter_episodes
+
+from .runner import RUN_KEYS, read_config
+from .summary import buyer_of, scenario_of
+
+
+@dataclass
+class Arm:
+    name: str
+    seller: str
+    config: dict
+    runs: list[Path]
+    episodes: list[Episode] = field(default_factory=list)
+
+    @property
+    def suite(self) -> str:
+        return self.config.get("suite", "?")
+
+
+def negotiation_key(ep: Episode) -> str:
+    """What identifies the negotiation an episode played, independent of the seller."""
+    return ep.labels.get("negotiation") or f"{ep.scenario.id}|{ep.buyer.spec}|{ep.seed}"
+
+
+def load_arms(run_dirs: list[str | Path]) -> list[Arm]:
+    """One arm per distinct (suite, seller, buyers, seed) among ``run_dirs``, in order of first appearance."""
+    if not run_dirs:
+        raise UsageError("give at least one run folder (the --out of negotiator eval)")
+    groups: dict[tuple, Arm] = {}
+    for d in run_dirs:
+        path = Path(d)
+        if not (path / "episodes.jsonl").exists():
+            raise UsageError(f"no episodes.jsonl in {path}: pass the --out folder of a `negotiator eval` run")
+        config = read_config(path)
+        key = tuple(json.dumps(config.get(k), sort_keys=True) for k in RUN_KEYS)
+        arm = groups.get(key)
+        if arm is None:
+            arm = groups[key] = Arm(name=config.get("seller", path.name), seller=config.get("seller", "?"), config=config, runs=[])
+        if path.resolve() in [r.resolve() for r in arm.runs]:
+            continue
+        arm.runs.append(path)
+    arms = list(groups.values())
+    for arm in arms:
+        seen: set[str] = set()
+        for run in arm.runs:
+            for ep in iter_episodes(run / "episodes.jsonl"):
+                if ep.episode_id not in seen:
+                    seen.add(ep.episode_id)
+                    arm.episodes.append(ep)
+    _name_arms(arms)
+    return arms
+
+
+def _name_arms(arms: list[Arm]) -> None:
+    """Seller specs name arms; the same seller twice (other buyers or seed) gets its folder added."""
+    count: dict[str, int] = defaultdict(int)
+    for a in arms:
+        count[a.seller] += 1
+    for a in arms:
+        a.name = a.seller if count[a.seller] == 1 else f"{a.seller} ({a.runs[0].name})"
+
+
+def expected_size(arm: Arm) -> int | None:
+    """How many negotiations the arm's run asked for (all shards together), if known."""
+    from .suites import SUITES
+
+    suite = next((s for s in SUITES.values() if s.key == arm.suite), None)
+    if suite is None or arm.config.get("limit"):
+        return None
+    return suite.size(len(arm.config.get("buyers") or suite.buyers))
+
+
+def compare(a: Arm, b: Arm, *, seed: int = 0) -> dict:
+    """B minus A on the negotiations both arms played (error episodes left out), overall and per buyer."""
+    def usable(arm: Arm) -> dict[str, Episode]:
+        return {negotiation_key(e): e for e in arm.episodes if e.outcome.ended_by != "error"}
+
+    ea, eb = usable(a), usable(b)
+    common = sorted(set(ea) & set(eb))
+    out = {"a": a.name, "b": b.name, "n": len(common)}
+    if not common:
+        out["note"] = "no negotiation in common: compare runs of the same suite, buyers and seed"
+        return out
+    pairs = [(ea[k], eb[k]) for k in common]
+    out["overall"] = _paired(pairs, a.name, b.name, seed)
+    per: dict[str, list] = defaultdict(list)
+    for x, y in pairs:
+        per[buyer_of(x)].append((x, y))
+    out["by_buyer"] = {buyer: _paired(ps, a.name, b.name, seed) for buyer, ps in sorted(per.items())}
+    return out
+
+
+def _paired(pairs: list[tuple[Episode, Episode]], a: str, b: str, seed: int) -> dict:
+    from .stats import paired_difference
+
+    d = paired_difference(
+        [x.metrics.seller_score for x, _ in pairs],
+        [y.metrics.seller_score for _, y in pairs],
+        [scenario_of(x) for x, _ in pairs],
+        seed=seed,
+    )
+    out = d.as_dict()
+    out["verdict"] = f"{b} better" if d.low > 0 else f"{a} better" if d.high < 0 else "no detectable difference"
+    return out
+
+
+# --- training manifests and buyer families ---------------------------------------------
+
+
+def training_manifest(seller: str) -> tuple[Path, dict] | None:
+    """The manifest of a seller trained by ``negotiator train`` (``local/DIR`` or ``local/DIR/merged``)."""
+    if not seller.startswith("local/"):
+        return None
+    path = Path(seller[len("local/"):].split("?", 1)[0])
+    for d in (path, path.parent) if path.name == "merged" else (path,):
+        m = d / "manifest.json"
+        if m.is_file():
+            try:
+                return m, json.loads(m.read_text())
+            except json.JSONDecodeError as e:
+                raise UsageError(f"{m} is not valid JSON ({e}); re-run training or fix the file") from None
+    return None
+
+
+def training_pool(config: dict) -> dict | None:
+    """The training buyer pool recorded in a run's config, or read from the seller's manifest."""
+    if config.get("training"):
+        return config["training"]
+    found = training_manifest(config.get("seller", ""))
+    if found is None:
+        return None
+    path, manifest = found
+    pool = list(manifest.get("buyer_pool") or [])
+    families = list(manifest.get("buyer_pool_families") or sorted({model_family(s) for s in pool}))
+    return {"manifest": str(path), "buyer_pool": pool, "buyer_pool_families": families}
+
+
+def family_warnings(seller: str, buyers: list[str], pool: dict | None) -> list[str]:
+    """One warning per evaluation buyer that shares a model family with the seller's training pool."""
+    if not pool:
+        return []
+    families = set(pool.get("buyer_pool_families") or [])
+    out = []
+    for b in buyers:
+        fam = model_family(b)
+        if b in (pool.get("buyer_pool") or []):
+            out.append(
+                f"{seller}: evaluation buyer {b} was in its training buyer pool; its measured gain is not held-out. "
+                "Evaluate against buyers it never met."
+            )
+        elif fam in families:
+            out.append(
+                f"{seller}: evaluation buyer {b} shares model family '{fam}' with its training buyer pool "
+                f"({', '.join(pool.get('buyer_pool') or sorted(families))}); gains measured against it are likely "
+                "inflated. Read the per-buyer rows, and include a buyer from another family."
+            )
+    return out
+
+
+def arm_warnings(arm: Arm) -> list[str]:
+    buyers = sorted({buyer_of(e) for e in arm.episodes}) or list(arm.config.get("buyers") or [])
+    out = family_warnings(arm.seller, buyers, training_pool(arm.config))
+    size = expected_size(arm)
+    if size is not None and len(arm.episodes) < size:
+        out.append(
+            f"{arm.name}: {len(arm.episodes)} of {size} negotiations present; run the missing shards "
+            "(or rerun into the same folder to resume) before drawing conclusions"
+        )
+    errors = sum(1 for e in arm.episodes if e.outcome.ended_by == "error")
+    if errors:
+        out.append(f"{arm.name}: {errors} episodes ended in an error and are left out of the scores")
+    return out
+

@@ -1,0 +1,102 @@
+"""``report.html``: one self-contained file (inline CSS, plots as data URIs) that opens offline."""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+from pathlib import Path
+
+from .report import fmt, fmt_ci, fmt_diff, fmt_p
+
+CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, Roboto, sans-serif; margin: 2rem auto; max-width: 1200px;
+       padding: 0 1rem; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .9rem; }
+th, td { border: 1px solid #ddd; padding: .3rem .6rem; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; } td:first-child, th:first-child { text-align: left; }
+.warn { background: #fff4d6; border-left: 4px solid #e0a800; padding: .5rem .8rem; margin: .4rem 0; }
+.better { color: #b00020; font-weight: 600; } .none { color: #666; }
+img { max-width: 100%; border: 1px solid #eee; margin: .5rem 0; }
+.note { color: #555; font-size: .9rem; }
+"""
+
+
+def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _img(path: Path, alt: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f'<img alt="{escape(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _breakdown(report: dict, key: str, label: str) -> str:
+    arms = report["arms"]
+    groups = sorted({g for a in arms for g in a["summary"][key]})
+    rows = [[escape(g)] + [escape(fmt_ci(a["summary"][key].get(g, {}), "seller_score")) for a in arms] for g in groups]
+    return _table([label] + [a["name"] for a in arms], rows, cls=key)
+
+
+def render_html(report: dict, plots: dict[str, Path]) -> str:
+    arms = report["arms"]
+    parts = [f"<h1>Negotiation evaluation: {escape(', '.join(a['name'] for a in arms))}</h1>"]
+    suites = sorted({a["suite"] for a in arms})
+    parts.append(
+        f'<p class="note">Suite {escape(", ".join(suites))}. Seller score = (U<sub>s</sub> - r<sub>s</sub>) / (1 - r<sub>s</sub>), '
+        "0 for no deal; means over scored negotiations (error episodes left out) with 95% bootstrap CIs clustered by "
+        f"scenario. negotiator {escape(report['negotiator_version'])}.</p>"
+    )
+    for w in report["warnings"]:
+        parts.append(f'<div class="warn">{escape(w)}</div>')
+
+    parts.append("<h2>Arms</h2>")
+    rows = []
+    for a in arms:
+        o = a["summary"]["overall"]
+        rows.append([escape(a["name"]), str(o["n"]), escape(fmt_ci(o, "seller_score")), fmt(o.get("deal_rate"), 2),
+                     fmt(o.get("buyer_score")), fmt(o.get("pareto_distance")), fmt(o.get("nash_distance")), fmt(o.get("rounds"), 1),
+                     fmt(o.get("invalid_rate")), str(o.get("guard_interventions", 0)), str(o["errors"]),
+                     f"{o.get('prompt_tokens', 0) + o.get('completion_tokens', 0):,}", fmt(o.get("cost_usd"), 4)])
+    parts.append(_table(["arm", "n", "seller score [95% CI]", "deal rate", "buyer score", "Pareto dist", "Nash dist", "rounds",
+                         "invalid rate", "guard", "errors", "tokens", "cost $"], rows, cls="arms"))
+    if "score_distributions" in plots:
+        parts.append(_img(plots["score_distributions"], "seller score distributions"))
+
+    comparisons = [c for c in report["comparisons"]]
+    if comparisons:
+        parts.append("<h2>Paired differences (B - A on identical negotiations)</h2>")
+        rows = []
+        for c in comparisons:
+            if not c["n"]:
+                rows.append([escape(c["a"]), escape(c["b"]), "all", "0", "-", "-", escape(c.get("note", ""))])
+                continue
+            for buyer, d in [("all", c["overall"]), *c["by_buyer"].items()]:
+                cls = "better" if d["detectable"] else "none"
+                rows.append([escape(c["a"]), escape(c["b"]), escape(buyer), str(d["n"]), escape(fmt_diff(d)), fmt_p(d["p_value"]),
+                             f'<span class="{cls}">{escape(d["verdict"])}</span>'])
+        parts.append(_table(["A", "B", "buyer", "n", "B - A [95% CI]", "p", "verdict"], rows, cls="comparisons"))
+        if "paired_differences" in plots:
+            parts.append(_img(plots["paired_differences"], "forest plot of paired differences"))
+
+    parts.append("<h2>Per evaluation buyer</h2>")
+    parts.append(_breakdown(report, "by_buyer", "buyer"))
+    if "per_buyer" in plots:
+        parts.append(_img(plots["per_buyer"], "seller score per evaluation buyer"))
+    parts.append("<h2>Per buyer model family</h2>")
+    parts.append(_breakdown(report, "by_family", "family"))
+    parts.append("<h2>Per buyer persona</h2>")
+    parts.append(_breakdown(report, "by_persona", "persona"))
+    if "per_persona" in plots:
+        parts.append(_img(plots["per_persona"], "seller score per buyer persona"))
+
+    parts.append("<h2>Runs</h2>")
+    parts.append(_table(["arm", "seller", "seed", "folders"],
+                        [[escape(a["name"]), escape(a["seller"]), str(a.get("seed")), escape(", ".join(a["runs"]))] for a in arms]))
+    body = "\n".join(parts)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>negotiator report</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )

@@ -1,0 +1,122 @@
+"""Comparing arms: merging shards, paired differences, family warnings, the files a report writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evals.arms import family_warnings, load_arms, training_pool
+from evals.report import build_report, write_report
+from evals.runner import RunOptions, plan, run_jobs, write_config
+from evals.suites import get_suite
+from negotiator.errors import UsageError
+
+QUICK = get_suite("quick")
+
+
+async def run_arm(out, seller, *, shard=None, buyers=None, seller_config=None):
+    """What `negotiator eval --suite quick --out OUT` writes, run in-process."""
+    buyers = buyers or list(QUICK.buyers)
+    await run_jobs(plan(QUICK, seller, buyers, shard=shard), out, RunOptions(concurrency=4))
+    write_config(out, {"suite": QUICK.key, "suite_name": "quick", "seller": seller_config or seller, "buyers": buyers,
+                       "seed": 0, "limit": None, "shard": None if shard is None else f"{shard[0]}/{shard[1]}"})
+    return out
+
+
+async def test_shards_merge_into_one_arm_and_arms_are_compared_on_identical_negotiations(tmp_path):
+    a0 = await run_arm(tmp_path / "boulware-0", "rule/boulware", shard=(0, 2))
+    a1 = await run_arm(tmp_path / "boulware-1", "rule/boulware", shard=(1, 2))
+    b = await run_arm(tmp_path / "conceder", "rule/conceder")
+    arms = load_arms([a0, a1, b, a0])  # a folder named twice counts once
+    assert [a.name for a in arms] == ["rule/boulware", "rule/conceder"]
+    assert [len(a.episodes) for a in arms] == [24, 24] and len(arms[0].runs) == 2
+    report = build_report(arms)
+    (c,) = report["comparisons"]
+    assert (c["a"], c["b"], c["n"]) == ("rule/boulware", "rule/conceder", 24)
+    d = c["overall"]
+    assert d["mean"] < 0 and d["high"] < 0 and d["verdict"] == "rule/boulware better" and d["p_value"] <= 0.05
+    assert set(c["by_buyer"]) == set(QUICK.buyers) and sum(x["n"] for x in c["by_buyer"].values()) == 24
+    s = report["arms"][0]["summary"]
+    direct = [e.metrics.seller_score for e in arms[0].episodes]
+    assert s["overall"]["seller_score"] == pytest.approx(sum(direct) / 24, abs=1e-6)
+    lo, hi = s["overall"]["seller_score_ci"]
+    assert lo < s["overall"]["seller_score"] < hi
+    assert set(s["by_buyer"]) == set(QUICK.buyers) and set(s["by_family"]) == {"rule"} and set(s["by_persona"]) == {"neutral"}
+    assert report["warnings"] == []
+
+
+async def test_identical_play_is_no_detectable_difference(tmp_path):
+    a = await run_arm(tmp_path / "a", "rule/boulware?noise=0")
+    b = await run_arm(tmp_path / "b", "rule/boulware?noise=0.0")  # two names, the same play
+    (c,) = build_report(load_arms([a, b]))["comparisons"]
+    assert c["n"] == 24 and c["overall"]["mean"] == 0 and c["overall"]["verdict"] == "no detectable difference"
+    assert c["overall"]["p_value"] == 1.0
+
+
+async def test_a_missing_shard_and_disjoint_arms_are_flagged(tmp_path):
+    a = await run_arm(tmp_path / "a", "rule/boulware", shard=(0, 2))
+    b = await run_arm(tmp_path / "b", "rule/conceder", shard=(1, 2))
+    report = build_report(load_arms([a, b]))
+    assert any("12 of 24 negotiations present" in w for w in report["warnings"])
+    (c,) = report["comparisons"]
+    assert c["n"] == 0 and "no negotiation in common" in c["note"]
+
+
+def test_training_manifest_is_found_for_local_dir_and_merged(tmp_path):
+    run = tmp_path / "train-run"
+    (run / "merged").mkdir(parents=True)
+    (run / "manifest.json").write_text(json.dumps({"base_model": "gemma", "buyer_pool": ["openai/gpt-4o-mini", "rule/boulware"],
+                                                   "buyer_pool_families": ["gpt", "rule"]}))
+    for spec in (f"local/{run}", f"local/{run}/merged"):
+        pool = training_pool({"seller": spec})
+        assert pool["buyer_pool_families"] == ["gpt", "rule"] and pool["manifest"] == str(run / "manifest.json")
+    assert training_pool({"seller": "local/gemma-3-270m"}) is None
+    assert training_pool({"seller": "rule/boulware"}) is None
+    (run / "manifest.json").write_text("{not json")
+    with pytest.raises(UsageError, match="not valid JSON"):
+        training_pool({"seller": f"local/{run}"})
+
+
+def test_family_warnings_name_the_shared_family():
+    pool = {"buyer_pool": ["openai/gpt-4o-mini", "rule/boulware"], "buyer_pool_families": ["gpt", "rule"]}
+    w = family_warnings("local/x", ["openai/gpt-4.1", "anthropic/claude-sonnet-4", "rule/boulware", "rule/persona"], pool)
+    assert len(w) == 3
+    assert "openai/gpt-4.1 shares model family 'gpt'" in w[0] and "inflated" in w[0]
+    assert "rule/boulware was in its training buyer pool" in w[1]
+    assert "rule/persona shares model family 'rule'" in w[2]
+    assert family_warnings("local/x", ["anthropic/claude-sonnet-4"], pool) == []
+    assert family_warnings("rule/boulware", ["rule/boulware"], None) == []
+
+
+async def test_a_trained_sellers_report_warns_about_a_buyer_from_its_training_family(tmp_path):
+    run = tmp_path / "train-run"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"buyer_pool": ["rule/conceder"], "buyer_pool_families": ["rule"]}))
+    # A run whose seller came from training (the scripted model stands in for the trained weights).
+    arm = await run_arm(tmp_path / "trained", "scripted/boulware", buyers=["rule/linear"], seller_config=f"local/{run}/merged")
+    report = build_report(load_arms([arm]))
+    assert report["arms"][0]["training"]["buyer_pool"] == ["rule/conceder"]
+    assert any("rule/linear shares model family 'rule'" in w for w in report["warnings"])
+
+
+async def test_write_report_writes_summary_plots_and_a_self_contained_html(tmp_path):
+    a = await run_arm(tmp_path / "a", "rule/boulware")
+    b = await run_arm(tmp_path / "b", "rule/conceder")
+    report = build_report(load_arms([a, b]))
+    files = write_report(report, tmp_path / "report")
+    assert json.loads(files["summary"].read_text())["comparisons"][0]["n"] == 24
+    for name in ("score_distributions", "per_buyer", "per_persona", "paired_differences"):
+        data = files[name].read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    html = files["html"].read_text()
+    assert html.count("data:image/png;base64,") == 4
+    assert "http://" not in html and "https://" not in html  # nothing to fetch: it opens offline
+    assert "rule/boulware better" in html
+
+
+def test_load_arms_refuses_a_folder_without_episodes(tmp_path):
+    with pytest.raises(UsageError, match="no episodes.jsonl"):
+        load_arms([tmp_path])
+    with pytest.raises(UsageError, match="at least one run folder"):
+        load_arms([])

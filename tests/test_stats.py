@@ -1,0 +1,87 @@
+"""The statistics on synthetic data whose truth is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evals.stats import bootstrap_mean, paired_difference, sign_flip_p_value
+
+
+def eval_like(rng, shift=0.0, scenarios=48, per=24):
+    """Paired seller scores shaped like a held-out run: 48 scenarios x 24 negotiations,
+    a scenario effect shared by both arms, an arm x scenario interaction, episode noise."""
+    cl = np.repeat(np.arange(scenarios), per)
+    a = 0.45 + rng.normal(0, 0.15, scenarios)[cl] + rng.normal(0, 0.2, scenarios * per)
+    b = a + shift + rng.normal(0, 0.05, scenarios)[cl] + rng.normal(0, 0.15, scenarios * per)
+    return a, b, cl
+
+
+def test_a_planted_shift_of_five_hundredths_is_detected():
+    a, b, cl = eval_like(np.random.default_rng(7), shift=0.05)
+    d = paired_difference(a, b, cl)
+    assert d.detectable and d.verdict == "B better"
+    assert d.low > 0 and d.p_value < 0.01
+    assert d.low < 0.05 < d.high  # and the CI holds the truth
+    assert d.n == 1152 and d.clusters == 48
+    # the same data the other way round
+    r = paired_difference(b, a, cl)
+    assert r.verdict == "A better" and r.mean == pytest.approx(-d.mean)
+
+
+def test_a_null_is_not_detected():
+    a, b, cl = eval_like(np.random.default_rng(8), shift=0.0)
+    d = paired_difference(a, b, cl)
+    assert not d.detectable and d.verdict == "no detectable difference"
+    assert d.low < 0 < d.high and d.p_value > 0.05
+
+
+def test_power_and_false_positive_rate_over_repeated_draws():
+    rng = np.random.default_rng(11)
+    hits = sum(paired_difference(*eval_like(rng, shift=0.05), resamples=1000, seed=k).detectable for k in range(60))
+    false = sum(paired_difference(*eval_like(rng, shift=0.0), resamples=1000, seed=k).detectable for k in range(200))
+    assert hits >= 57  # +0.05 on 1,152 paired negotiations: found nearly always
+    assert false <= 18  # about 5% of 200 nulls, with room for chance (binomial sd ~3)
+
+
+@pytest.mark.parametrize("clusters", [48, 8])
+def test_ci_coverage_is_near_95_percent(clusters):
+    rng = np.random.default_rng(3)
+    truth, covered, draws = 0.5, 0, 300
+    for k in range(draws):
+        cl = np.repeat(np.arange(clusters), 20)
+        x = truth + rng.normal(0, 0.15, clusters)[cl] + rng.normal(0, 0.2, clusters * 20)
+        e = bootstrap_mean(x, cl, resamples=1000, seed=k)
+        covered += e.low <= truth <= e.high
+    assert 0.91 <= covered / draws <= 0.985, covered / draws
+
+
+def test_clustering_widens_the_interval_when_clusters_are_correlated():
+    rng = np.random.default_rng(5)
+    cl = np.repeat(np.arange(24), 40)
+    x = rng.normal(0, 0.2, 24)[cl] + rng.normal(0, 0.1, 960)
+    clustered, naive = bootstrap_mean(x, cl), bootstrap_mean(x)
+    assert (clustered.high - clustered.low) > 3 * (naive.high - naive.low)
+    assert naive.clusters == 960 and clustered.clusters == 24
+
+
+def test_results_are_reproducible_and_seeded():
+    a, b, cl = eval_like(np.random.default_rng(1), shift=0.02)
+    assert paired_difference(a, b, cl, seed=4) == paired_difference(a, b, cl, seed=4)
+
+
+def test_exact_sign_flip_with_few_clusters():
+    # 3 clusters all positive: of the 8 sign patterns, 2 reach |sum| >= observed.
+    assert sign_flip_p_value([1.0, 2.0, 3.0], ["a", "b", "c"]) == pytest.approx(2 / 8)
+    assert sign_flip_p_value([0.0, 0.0], ["a", "b"]) == 1.0
+
+
+def test_edge_cases():
+    e = bootstrap_mean([])
+    assert e.n == 0 and np.isnan(e.mean)
+    one = bootstrap_mean([0.3, 0.5], ["s", "s"])
+    assert one.mean == one.low == one.high == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="differ in length"):
+        paired_difference([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="cluster labels"):
+        bootstrap_mean([1.0, 2.0], ["a"])
