@@ -111,6 +111,7 @@ class Sessions:
                 "Sessions needs a LangGraph checkpointer; use `async with Sessions.connect(seller, 'negotiations.sqlite')` "
                 "or pass checkpointer=... (for example langgraph's InMemorySaver() in tests)"
             )
+        self._owns_seller = isinstance(seller, str)  # close only what was built here
         if isinstance(seller, str):
             from ..runtime.parties import make_party
 
@@ -126,13 +127,18 @@ class Sessions:
     @classmethod
     @asynccontextmanager
     async def connect(cls, seller: Party | str = DEFAULT_SELLER, store: str | Path = "negotiations.sqlite", *, tracer=None) -> AsyncIterator[Sessions]:
-        """Sessions backed by ``store`` (SQLite file or ``postgresql://`` URL), closed on exit."""
+        """Sessions backed by ``store`` (SQLite file or ``postgresql://`` URL), closed on exit.
+
+        A seller given as a spec string is built here and closed on exit; a party you pass in
+        stays yours to close.
+        """
         async with open_checkpointer(store) as saver:
             sessions = cls(seller, saver, tracer=tracer)
             try:
                 yield sessions
             finally:
-                await sessions.seller.aclose()
+                if sessions._owns_seller:
+                    await sessions.seller.aclose()
 
     # --- the embedding API ------------------------------------------------------------
 
