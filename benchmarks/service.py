@@ -82,7 +82,7 @@ async def _drive(clients: int, total: int, open_, move) -> tuple[list[float], fl
 async def over_http(base_url: str, clients: int, total: int) -> tuple[list[float], float]:
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {KEY}"}, limits=limits, timeout=60) as http:
-        body = {"scenario": SCENARIO.model_dump(mode="json")}
+        body = {"listing": SCENARIO.listing().model_dump(mode="json")}
 
         async def open_() -> dict:
             r = await http.post("/v1/negotiations", json=body)

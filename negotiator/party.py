@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .actions import Accept, Action, MakeOffer, WalkAway
 from .domain.issues import Offer
-from .domain.scenario import HardLimits, PublicScenario, Role, Scenario, other
+from .domain.scenario import HardLimits, Listing, PublicScenario, Role, other
 from .domain.utility import Preferences
 
 AnyAction = MakeOffer | Accept | WalkAway
@@ -82,7 +82,7 @@ class PartyView(BaseModel):
         return self.preferences.utility(offer)
 
     @classmethod
-    def of(cls, scenario: Scenario, role: Role, transcript: tuple[PublicMove, ...] | list[PublicMove], limits: HardLimits | None = None) -> PartyView:
+    def of(cls, scenario: Listing, role: Role, transcript: tuple[PublicMove, ...] | list[PublicMove], limits: HardLimits | None = None) -> PartyView:
         """The view of ``role`` in ``scenario`` after ``transcript``."""
         return cls(
             role=role,

@@ -69,11 +69,11 @@ def test_requests_without_a_valid_key_are_refused(client):
 @pytest.mark.parametrize(
     "path, body, status, says",
     [
-        ("/v1/negotiations", {}, 422, "either 'scenario' or 'seed'"),
+        ("/v1/negotiations", {}, 422, "either 'listing' or 'seed'"),
         ("/v1/negotiations", {"seed": 0, "template": "spaceships"}, 422, "unknown scenario template 'spaceships'"),
         ("/v1/negotiations", {"seed": -1}, 422, "body.seed: Input should be greater than or equal to 0"),
         ("/v1/negotiations", {"seed": 0, "limits": {"minimum": {"colour": 1}}}, 422, "limit on 'colour': not a numeric issue"),
-        ("/v1/negotiations", {"scenario": {"id": "x"}}, 422, "body.scenario.product: Field required"),
+        ("/v1/negotiations", {"listing": {"id": "x"}}, 422, "body.listing.product: Field required"),
         ("MOVE", {"action": "haggle"}, 422, "body.action: Input should be 'offer', 'message', 'accept' or 'walk_away'"),
         ("MOVE", {"action": "offer", "terms": {"price": "cheap"}}, 422, "price: must be a number between 507 and 1014"),
         ("MOVE", {"action": "offer", "terms": {"price": 600, "warp": 9}}, 422, "warp: unknown issue"),

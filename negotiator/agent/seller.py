@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Sequence
 
 from ..domain.protocol import ProtocolState
-from ..domain.scenario import HardLimits, Scenario
+from ..domain.scenario import HardLimits, Listing
 from ..errors import UsageError
 from ..models.base import ChatModel
 from ..party import PartyView, PublicMove, TurnRecord
@@ -42,7 +42,7 @@ class SellerAgent(LLMParty):
         kwargs.pop("guard", None)  # the seller's guard cannot be switched off
         super().__init__(model, role="seller", instructions=instructions, limits=limits, mode=mode, max_retries=max_retries, guard=True, **kwargs)
 
-    def view(self, scenario: Scenario, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:
+    def view(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:
         """The seller's view after ``transcript``; checks that it is the seller's move."""
         moves = tuple(m if isinstance(m, PublicMove) else PublicMove.model_validate(m) for m in transcript)
         state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
@@ -57,11 +57,11 @@ class SellerAgent(LLMParty):
             raise UsageError("it is the buyer's move, not the seller's")
         return PartyView.of(scenario, "seller", moves, self.limits)
 
-    async def respond(self, scenario: Scenario, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
+    async def respond(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
         """The seller's next move in ``scenario`` after ``transcript``."""
         return await self.act(self.view(scenario, transcript))
 
-    def respond_sync(self, scenario: Scenario, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
+    def respond_sync(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
         """``respond`` for synchronous code (not from inside a running event loop)."""
         try:
             asyncio.get_running_loop()

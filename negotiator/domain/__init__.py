@@ -4,7 +4,7 @@ from .generator import GENERATOR_VERSION, TEMPLATES, generate, has_zopa, templat
 from .issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
 from .metrics import OutcomeMetrics, ScenarioAnalysis, analysis, outcome_metrics, seller_score
 from .protocol import ActionKind, EndReason, ProtocolState
-from .scenario import HardLimits, Product, PublicScenario, Role, Scenario, other
+from .scenario import HardLimits, Listing, Product, PublicScenario, Role, Scenario, other
 from .utility import LinearValue, Preferences, TableValue, score
 
 __all__ = [
@@ -12,6 +12,6 @@ __all__ = [
     "DiscreteIssue", "NumericIssue", "Offer", "OutcomeSpace", "Value",
     "OutcomeMetrics", "ScenarioAnalysis", "analysis", "outcome_metrics", "seller_score",
     "ActionKind", "EndReason", "ProtocolState",
-    "HardLimits", "Product", "PublicScenario", "Role", "Scenario", "other",
+    "HardLimits", "Listing", "Product", "PublicScenario", "Role", "Scenario", "other",
     "LinearValue", "Preferences", "TableValue", "score",
 ]

@@ -147,8 +147,13 @@ class Product(BaseModel):
     list_price: float | None = None
 
 
-class Scenario(BaseModel):
-    """A concrete negotiation: public facts plus both sides' private preferences."""
+class Listing(BaseModel):
+    """What a business knows when it opens a live negotiation.
+
+    The public facts (product, currency, issues, who opens, round limit) plus its own
+    preferences and hard limits. The buyer's preferences are unknown, so a listing is
+    enough to run the seller but not to score the buyer.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -158,21 +163,22 @@ class Scenario(BaseModel):
     currency: str = "USD"
     issues: tuple[Issue, ...]
     seller: Preferences
-    buyer: Preferences
     seller_limits: HardLimits = Field(default_factory=HardLimits)
     opener: Role = "buyer"
     max_rounds: int = Field(default=8, ge=1, le=100, description="each round is one move by each side")
     seed: int | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> Scenario:
-        space = OutcomeSpace(issues=self.issues)
-        for side, prefs in (("seller", self.seller), ("buyer", self.buyer)):
+    def _consistent(self) -> Listing:
+        for side in ("seller", "buyer"):
+            prefs = getattr(self, side, None)
+            if prefs is None:
+                continue
             try:
-                prefs.check_space(space)
+                prefs.check_space(self.space)
             except ValueError as e:
                 raise ValueError(f"{side} preferences: {e}") from None
-        self.seller_limits.check_space(space)
+        self.seller_limits.check_space(self.space)
         return self
 
     @cached_property
@@ -181,7 +187,7 @@ class Scenario(BaseModel):
 
     @cached_property
     def fingerprint(self) -> str:
-        """Content hash: two scenarios with the same fingerprint are the same game."""
+        """Content hash: two games with the same fingerprint are the same game."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
     @property
@@ -189,7 +195,14 @@ class Scenario(BaseModel):
         return 2 * self.max_rounds
 
     def preferences(self, role: Role) -> Preferences:
-        return self.seller if role == "seller" else self.buyer
+        if role == "seller":
+            return self.seller
+        buyer = getattr(self, "buyer", None)
+        if buyer is None:
+            from ..errors import UsageError
+
+            raise UsageError(f"listing {self.id!r} has no buyer preferences; a full Scenario is needed to play the buyer")
+        return buyer
 
     def limits(self, role: Role) -> HardLimits:
         """Hard limits of ``role``. Buyers have none beyond their reservation utility."""
@@ -208,6 +221,16 @@ class Scenario(BaseModel):
             opener=self.opener,
             max_rounds=self.max_rounds,
         )
+
+
+class Scenario(Listing):
+    """A complete game: a listing plus the buyer's private preferences (for evaluation and training)."""
+
+    buyer: Preferences
+
+    def listing(self) -> Listing:
+        """The seller's side of this scenario: what a business would know."""
+        return Listing.model_validate(self.model_dump(exclude={"buyer"}))
 
 
 class PublicScenario(BaseModel):

@@ -110,8 +110,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     )
     async def open_negotiation(body: CreateNegotiation, request: Request) -> SessionState:
         """Open a negotiation for a listing. When the seller opens, its first offer is in the answer."""
-        scenario = body.scenario if body.scenario is not None else generate(body.seed, body.template)  # type: ignore[arg-type]
-        return await sessions(request).open(scenario, body.limits)
+        listing = body.listing if body.listing is not None else generate(body.seed, body.template).listing()  # type: ignore[arg-type]
+        return await sessions(request).open(listing, body.limits)
 
     @app.post(
         "/v1/negotiations/{negotiation_id}/moves",

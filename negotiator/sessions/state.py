@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ..domain.issues import Offer
 from ..domain.protocol import EndReason, ProtocolState
-from ..domain.scenario import PublicScenario, Role, Scenario
+from ..domain.scenario import Listing, PublicScenario, Role
 from ..party import PublicMove
 
 Status = Literal["open", "deal", "no_deal"]
@@ -38,7 +38,7 @@ class SessionState(BaseModel):
     updated_at: str
 
 
-def replay(scenario: Scenario, moves: list[PublicMove]) -> ProtocolState:
+def replay(scenario: Listing, moves: list[PublicMove]) -> ProtocolState:
     """The protocol state after ``moves`` (moves were checked when they were stored)."""
     state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
     for m in moves:
@@ -46,7 +46,7 @@ def replay(scenario: Scenario, moves: list[PublicMove]) -> ProtocolState:
     return state
 
 
-def public_state(session_id: str, scenario: Scenario, moves: list[PublicMove], created_at: str, updated_at: str) -> SessionState:
+def public_state(session_id: str, scenario: Listing, moves: list[PublicMove], created_at: str, updated_at: str) -> SessionState:
     p = replay(scenario, moves)
     status: Status = "open" if not p.done else ("deal" if p.agreement is not None else "no_deal")
     return SessionState(

@@ -38,7 +38,7 @@ from pydantic import ValidationError
 from ..actions import MakeOffer
 from ..agent.seller import DEFAULT_SELLER
 from ..domain.protocol import ProtocolState
-from ..domain.scenario import HardLimits, Scenario
+from ..domain.scenario import HardLimits, Listing, Scenario
 from ..errors import NegotiatorError, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
@@ -122,7 +122,7 @@ class Sessions:
         self.tracer = tracer or get_tracer()
         self._graph = _session_graph(checkpointer)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
-        self._scenarios: dict[str, Scenario] = {}  # parsed once per session; scenarios never change
+        self._scenarios: dict[str, Listing] = {}  # parsed once per session; scenarios never change
 
     @classmethod
     @asynccontextmanager
@@ -142,7 +142,7 @@ class Sessions:
 
     # --- the embedding API ------------------------------------------------------------
 
-    async def open(self, scenario: Scenario | dict, limits: HardLimits | dict | None = None) -> SessionState:
+    async def open(self, scenario: Listing | dict, limits: HardLimits | dict | None = None) -> SessionState:
         """Start a negotiation for a listing. When the seller opens, its first offer is made now."""
         scenario, limits = _checked(scenario, limits)
         sid, now = uuid4().hex, _now()
@@ -222,7 +222,7 @@ class Sessions:
 
     # --- internals --------------------------------------------------------------------
 
-    async def _seller_turn(self, scenario: Scenario, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState) -> TurnRecord:
+    async def _seller_turn(self, scenario: Listing, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState) -> TurnRecord:
         view = PartyView.of(scenario, "seller", moves, limits)
         with self.tracer.start_as_current_span("negotiation.turn") as span:
             turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
@@ -249,18 +249,21 @@ class Sessions:
         # durability="sync": the checkpoint is on disk before the caller hears back.
         await self._graph.ainvoke(update, {"configurable": {"thread_id": session_id}}, durability="sync")
 
-    def _scenario(self, session_id: str, values: _Channels) -> Scenario:
+    def _scenario(self, session_id: str, values: _Channels) -> Listing:
         scenario = self._scenarios.get(session_id)
         if scenario is None:
             if len(self._scenarios) > 10_000:
                 self._scenarios.clear()
-            scenario = self._scenarios[session_id] = Scenario.model_validate(values["scenario"])
+            scenario = self._scenarios[session_id] = Listing.model_validate(values["scenario"])
         return scenario
 
 
-def _checked(scenario: Scenario | dict, limits: HardLimits | dict | None) -> tuple[Scenario, HardLimits | None]:
+def _checked(scenario: Listing | dict, limits: HardLimits | dict | None) -> tuple[Listing, HardLimits | None]:
+    """The listing to store (a full Scenario is cut to its seller's side) and the limits."""
     try:
-        sc = scenario if isinstance(scenario, Scenario) else Scenario.model_validate(scenario)
+        if isinstance(scenario, Scenario):
+            scenario = scenario.listing()  # the buyer's preferences are neither needed nor kept
+        sc = scenario if isinstance(scenario, Listing) else Listing.model_validate(scenario)
         lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
     except ValidationError as e:
         raise UsageError(f"invalid listing: {_first_error(e)}") from None
