@@ -26,6 +26,7 @@ from .buyers import LLMBuyer, RuleParty  # noqa: E402
 from .domain import (  # noqa: E402
     DiscreteIssue,
     HardLimits,
+    Listing,
     NumericIssue,
     OutcomeSpace,
     Preferences,
@@ -53,7 +54,7 @@ __all__ = [
     "Accept", "MakeOffer", "WalkAway", "action_json_schema", "tool_definitions",
     "DEFAULT_SELLER", "Guard", "LLMParty", "RetryPolicy", "SellerAgent",
     "LLMBuyer", "RuleParty",
-    "DiscreteIssue", "HardLimits", "NumericIssue", "OutcomeSpace", "Preferences", "Product", "Scenario",
+    "DiscreteIssue", "HardLimits", "Listing", "NumericIssue", "OutcomeSpace", "Preferences", "Product", "Scenario",
     "generate", "outcome_metrics", "seller_score",
     "InvalidOffer", "ModelError", "NegotiatorError", "ProtocolError", "ProviderError", "RemoteRequestBlocked", "UsageError",
     "PartyView", "PublicMove", "TurnRecord",
