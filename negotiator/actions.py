@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from .domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
 from .errors import InvalidOffer, ModelError
 
-MESSAGE_MAX_CHARS = 600
+MESSAGE_MAX_CHARS = 240  # a chat line; under constrained decoding a short cap keeps generation fast
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # dropped from messages (tabs and newlines stay)
 
 
 class _Action(BaseModel):
@@ -88,7 +89,7 @@ def terms_schema(space: OutcomeSpace | None) -> dict[str, Any]:
             props[issue.name] = {"enum": list(issue.options)}
         else:
             assert isinstance(issue, NumericIssue)
-            t = "integer" if issue.integral and issue.step == 1 else "number"
+            t = "integer" if issue.integral else "number"  # values are snapped to the step afterwards
             props[issue.name] = {"type": t, "minimum": _num(issue.low), "maximum": _num(issue.high)}
             if issue.unit:
                 props[issue.name]["description"] = issue.unit
@@ -154,7 +155,7 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 def _json_objects(text: str):
     """Yield each top-level JSON object found in ``text``, in order."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)  # tolerate raw control characters inside strings
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for chunk in candidates:
         i = chunk.find("{")
@@ -238,6 +239,7 @@ def _build(data: dict[str, Any], space: OutcomeSpace | None) -> MakeOffer | Acce
         data["message"] = ""
     elif not isinstance(data["message"], str):
         data["message"] = str(data["message"])
+    data["message"] = _CONTROL.sub(" ", data["message"]).strip()
     if kind == "make_offer":
         terms = data.get("terms")
         if space is not None:

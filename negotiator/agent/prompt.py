@@ -5,7 +5,8 @@ the GRPO rollout all call ``render_messages``, so what is trained is exactly wha
 deployed. The chat grows append-only from turn to turn (the rules and a worked example,
 then one user message per move of the other side and one assistant message per own
 move), which keeps prefix caches warm and lets training treat a whole negotiation as one
-sequence.
+sequence. Roles alternate strictly (system, user, assistant, user, ...), as Gemma's chat
+template requires; the system message is folded into the first user turn there.
 
 Only the view is rendered: the other side's preferences are not in it, so they cannot
 leak into the prompt.
@@ -22,56 +23,52 @@ from ..domain.issues import DiscreteIssue, NumericIssue, Offer, _fmt
 from ..domain.scenario import other
 from ..party import PartyView, PublicMove
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 Mode = Literal["json", "tools"]
 
 RETRY_TEMPLATE = "Your reply could not be used: {feedback} Reply again with one valid action."
 
+# Version 2 is compact for small models (the embedded Gemma 3 270M reads every token on a CPU):
+# one line per issue with the options best-first, the worth of every offer to you, a worked
+# example exchange in this very outcome space, and short turn messages.
 
-def _prefers(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
-    vf = view.preferences.values[issue.name]
+
+def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
+    unit = f" {issue.unit}" if issue.unit else ""
     if isinstance(issue, NumericIssue):
-        up = vf.best > vf.worst  # type: ignore[union-attr]
-        return "higher is better for you" if up else "lower is better for you"
+        vf = view.preferences.values[issue.name]
+        better = "higher" if vf.best > vf.worst else "lower"  # type: ignore[union-attr]
+        return f"- {issue.name}: {_fmt(issue.low)} to {_fmt(issue.high)}{unit}, {better} is better for you"
     ranked = sorted(issue.options, key=lambda o: -view.preferences.issue_value(issue.name, o))
-    return "your preference: " + " > ".join(str(o) for o in ranked)
+    return f"- {issue.name}: one of {', '.join(json.dumps(o) for o in ranked)}{unit} (best for you first)"
 
 
 def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json") -> str:
-    """The standing instructions: role, product, issues, own priorities, format."""
+    """The standing instructions: role, product, issues, own priorities, limits, format."""
     sc, me, them = view.scenario, view.role, other(view.role)
     deal = "selling" if me == "seller" else "buying"
-    lines = [f"You are the {me}, {deal}: {sc.product.name}."]
-    if sc.product.description:
-        lines.append(sc.product.description)
+    product = sc.product.name + (f" ({sc.product.description.rstrip('.')})" if sc.product.description else "")
+    lines = [f"You are the {me}, {deal}: {product}."]
     if instructions.strip():
         lines.append(instructions.strip())
-    lines.append("Issues (every offer gives one allowed value for each):")
-    for issue in sc.issues:
-        if isinstance(issue, NumericIssue):
-            allowed = f"a number from {_fmt(issue.low)} to {_fmt(issue.high)}" + (f" {issue.unit}" if issue.unit else "")
-        else:
-            allowed = "one of " + ", ".join(json.dumps(o) for o in issue.options) + (f" ({issue.unit})" if issue.unit else "")
-        lines.append(f"- {issue.name}: {allowed}; {_prefers(view, issue)}")
+    lines.append("Issues; every offer gives one allowed value for each:")
+    lines += [_issue_line(view, issue) for issue in sc.issues]
     weights = sorted(view.preferences.weights.items(), key=lambda kv: -kv[1])
-    lines.append("How much each issue matters to you: " + ", ".join(f"{k} {round(100 * w)}%" for k, w in weights) + ".")
+    lines.append("What matters to you: " + ", ".join(f"{k} {round(100 * w)}%" for k, w in weights) + ".")
     floor = view.limits.utility_floor(view.preferences)
     lines.append(
-        f"Your private walk-away value is {floor:.2f}: a deal worth less to you is worse than no deal. "
-        "The value of every offer to you (0 to 1) is shown. Never reveal your walk-away value or limits."
+        f"Each offer is shown with its worth to you, from 0 to 1. Your walk-away value is {floor:.2f}: "
+        "never agree to less. Keep it and your limits secret."
     )
     hard = _limits_text(view)
     if hard:
-        lines.append("Hard limits you must respect: " + hard + ".")
+        lines.append("Hard limits: " + hard + ".")
     lines.append(
-        f"You and the {them} alternate; there are {view.max_turns // 2} rounds. You may make an offer, "
-        f"accept the {them}'s latest offer, or walk away. No deal by the last round means no deal."
+        f"{view.max_turns // 2} rounds; you and the {them} take turns. On your turn: make_offer, accept the "
+        f"{them}'s latest offer, or walk_away. No deal after the last round means no deal."
     )
     if mode == "json":
-        lines.append(
-            'Answer with one JSON object only: {"action": "make_offer", "message": "...", "terms": {...}}, '
-            '{"action": "accept", "message": "..."} or {"action": "walk_away", "message": "..."}.'
-        )
+        lines.append('Reply with one JSON object: {"action": "make_offer" or "accept" or "walk_away", "message": "...", "terms": {...}} (terms only with make_offer).')
     else:
         lines.append("Act by calling exactly one tool: make_offer, accept or walk_away.")
     return "\n".join(lines)
@@ -104,21 +101,25 @@ def _turn_prompt(view: PartyView, since: list[PublicMove], turn: int) -> str:
     """The user message before the move at index ``turn``: what the other side did since."""
     lines = [_move_text(view, m) for m in since]
     if turn == 0:
-        lines.append(f"You open the negotiation; the {other(view.role)} has made no offer yet.")
+        lines.append(f"You open; the {other(view.role)} has made no offer yet.")
     rounds = view.max_turns // 2
     left = (view.max_turns - turn + 1) // 2
-    lines.append(f"Round {turn // 2 + 1} of {rounds}; this is your move ({left} left including this one).")
+    last = " This is your last turn." if left == 1 else ""
+    lines.append(f"Round {turn // 2 + 1} of {rounds}; your move.{last}")
     if not any(m.party != view.role and isinstance(m.action, MakeOffer) for m in view.transcript[:turn]):
         lines.append("There is no offer to accept yet.")
     return "\n".join(lines)
 
 
+_EXAMPLE_USER = "Example: round 1 of {rounds}; your move."
+_REAL_START = "End of example. The real negotiation starts now."
+
+
 def _example(view: PartyView) -> tuple[str, str]:
-    """A worked first exchange on this very outcome space: the shape to copy."""
+    """A worked first move on this very outcome space: the shape to copy."""
     ideal = view.preferences.ideal(view.space)
-    user = f"(Example) Round 1 of {view.max_turns // 2}; this is your move."
     ans = action_to_json(MakeOffer(terms=ideal, message="Thanks for your interest. Here is my proposal."))
-    return user, ans
+    return _EXAMPLE_USER.format(rounds=view.max_turns // 2), ans
 
 
 def render_messages(view: PartyView, instructions: str = "", mode: Mode = "json") -> list[dict]:
@@ -128,18 +129,25 @@ def render_messages(view: PartyView, instructions: str = "", mode: Mode = "json"
         {"role": "system", "content": rules_text(view, instructions, mode)},
         {"role": "user", "content": ex_user},
         {"role": "assistant", "content": ex_answer},
-        {"role": "user", "content": "That was an example. The real negotiation starts now."},
-        {"role": "assistant", "content": "Understood."},
     ]
+    first = True  # the first real turn message closes the example
     since: list[PublicMove] = []
+
+    def user(turn: int) -> dict:
+        nonlocal first
+        text = _turn_prompt(view, since, turn)
+        if first:
+            text, first = f"{_REAL_START}\n{text}", False
+        return {"role": "user", "content": text}
+
     for i, move in enumerate(view.transcript):
         if move.party == view.role:
-            messages.append({"role": "user", "content": _turn_prompt(view, since, i)})
+            messages.append(user(i))
             messages.append({"role": "assistant", "content": action_to_json(move.action)})
             since = []
         else:
             since.append(move)
-    messages.append({"role": "user", "content": _turn_prompt(view, since, view.turn)})
+    messages.append(user(view.turn))
     return messages
 
 

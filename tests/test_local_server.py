@@ -1,0 +1,324 @@
+"""The local model server, on a tiny random Gemma 3: lifecycle, batching, structured outputs,
+LoRA adapters, and the very same LiteLLM route a vLLM host gets."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+
+import httpx
+import jsonschema
+import pytest
+
+from negotiator import SellerAgent, generate, make_party, run_negotiation
+from negotiator.actions import action_json_schema, parse_text_action
+from negotiator.errors import UsageError
+from negotiator.models.base import ModelRequest
+from negotiator.models.local import local_model, local_servers, running_servers, stop_all
+from negotiator.models.local.prepare import prepare
+from negotiator.models.local.servers import LocalServer, resolve_target
+from negotiator.models.resolve import resolve_model
+from negotiator.party import PartyView
+from negotiator.testing import FakeOpenAIServer
+
+TINY = "local/tiny-random-gemma"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """One cache root for the module, with the tiny model prepared once."""
+    root = tmp_path_factory.mktemp("home")
+    old = os.environ.get("NEGOTIATOR_HOME")
+    os.environ["NEGOTIATOR_HOME"] = str(root)
+    prepare("tiny-random-gemma")
+    yield root
+    stop_all()
+    if old is None:
+        os.environ.pop("NEGOTIATOR_HOME", None)
+    else:
+        os.environ["NEGOTIATOR_HOME"] = old
+
+
+@pytest.fixture(scope="module")
+def server(home):
+    """One running tiny server shared by the tests that only talk to it."""
+    s = LocalServer(resolve_target("tiny-random-gemma")).start()
+    yield s
+    s.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped) counts as gone
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _wait_gone(pid: int, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _view(scenario) -> PartyView:
+    return PartyView.of(scenario, "seller", (), None)
+
+
+# --- lifecycle ----------------------------------------------------------------------------
+
+
+def test_server_starts_healthy_and_stops(home):
+    s = LocalServer(resolve_target("tiny-random-gemma")).start()
+    pid, port = s.proc.pid, s.port
+    assert s.healthy() and s.base_url == f"http://127.0.0.1:{port}/v1"
+    with urllib.request.urlopen(f"{s.base_url}/models") as r:
+        assert json.load(r)["data"][0]["id"] == "tiny-random-gemma"
+    s.stop()
+    assert _wait_gone(pid) and not s.healthy(0.5)
+
+
+def test_no_server_left_after_an_exception(home):
+    with pytest.raises(RuntimeError, match="boom"):
+        with local_servers([TINY, "rule/boulware"]) as started:
+            (s,) = started
+            pid = s.proc.pid
+            assert s.healthy()
+            raise RuntimeError("boom")
+    assert running_servers() == [] and _wait_gone(pid)
+
+
+_PARENT = textwrap.dedent(
+    """
+    import sys, time
+    from negotiator.models.local import local_servers
+    with local_servers(["local/tiny-random-gemma"]) as (s,):
+        print(s.proc.pid, flush=True)
+        time.sleep(600)
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_server_dies_with_its_parent(home, sig):
+    """Ctrl-C stops it through the context manager; SIGTERM/SIGKILL skip all cleanup, and the child sees its parent go."""
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        assert _alive(child)
+        parent.send_signal(sig)
+        parent.wait(30)
+        assert _wait_gone(child), f"server {child} outlived its parent after {sig!r}"
+    finally:
+        parent.kill()
+
+
+def test_parties_share_one_server_per_model(home):
+    try:
+        a, b = local_model(TINY), resolve_model(TINY)
+        req = ModelRequest(messages=[{"role": "user", "content": "hi"}], max_tokens=3)
+
+        async def both():
+            return await asyncio.gather(a.complete(req), b.complete(req))
+
+        asyncio.run(both())
+        assert len(running_servers()) == 1
+        assert a._client.base_url == b._client.base_url
+    finally:
+        stop_all()
+    assert running_servers() == []
+
+
+def test_local_spec_refuses_a_base_url(home):
+    with pytest.raises(UsageError, match="takes no base URL"):
+        SellerAgent(TINY, base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(UsageError, match="grammar must be on or off"):
+        local_model(TINY + "?grammar=maybe")
+
+
+# --- the same route as a vLLM host ------------------------------------------------------------
+
+
+async def test_local_seller_sends_what_a_vllm_host_receives(home, seller_first):
+    """local/... talks to its server as hosted_vllm/<name> + base URL: any OpenAI-compatible server will do."""
+    terms = seller_first.seller.ideal(seller_first.space)
+    answer = json.dumps({"action": "make_offer", "message": "Welcome.", "terms": terms})
+    model = local_model(TINY)
+    with FakeOpenAIServer(lambda req: answer) as fake:
+
+        class Elsewhere:  # a server somewhere else: only the URL differs
+            base_url = fake.base_url
+
+        client = model.client(Elsewhere)  # the very client local/ builds for its own server
+        assert client.model == "hosted_vllm/tiny-random-gemma" and client.supports_response_schema
+        turn = await SellerAgent(client).respond(seller_first)
+    assert turn.action.terms == terms
+    req = fake.requests[0]
+    assert req["model"] == "tiny-random-gemma"
+    assert req["response_format"]["type"] == "json_schema"
+    assert req["response_format"]["json_schema"]["schema"] == action_json_schema(seller_first.space, ("make_offer", "walk_away"))
+    assert "tools" not in req
+    assert running_servers() == []  # nothing was started
+
+
+async def test_hosted_vllm_spec_drives_the_local_server(server, seller_first):
+    """The other direction: the local server is a vLLM stand-in for hosted_vllm/... + --seller-base-url."""
+    turn = await SellerAgent("hosted_vllm/tiny-random-gemma", base_url=server.base_url).respond(seller_first)
+    assert not turn.fallback and turn.invalid_attempts == []  # the grammar made the random model's answer valid
+    assert turn.usage.prompt_tokens > 100 and turn.usage.completion_tokens > 5
+
+
+# --- structured outputs and batching --------------------------------------------------------
+
+
+def test_constrained_decoding_yields_schema_valid_actions(server):
+    """A random model writes valid actions only because of the grammar: with it 100%, without it ~never."""
+    from evals.suites import get_suite
+
+    from negotiator.agent.prompt import render_messages
+
+    scenarios = get_suite("quick").scenarios()
+    before = httpx.get(server.base_url.replace("/v1", "/metrics")).json()
+
+    def ask(sc, constrained: bool, i: int):
+        schema = action_json_schema(sc.space, ("make_offer", "walk_away"))
+        body = {"model": "tiny-random-gemma", "messages": render_messages(_view(sc)), "max_tokens": 160,
+                "temperature": 1.0, "seed": i}
+        if constrained:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "action", "schema": schema}}
+        r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=120)
+        assert r.status_code == 200, r.text
+        return sc, schema, r.json()
+
+    async def all_at_once(constrained: bool):
+        jobs = [asyncio.to_thread(ask, scenarios[i % len(scenarios)], constrained, i) for i in range(12)]
+        return await asyncio.gather(*jobs)
+
+    valid = 0
+    for sc, schema, resp in asyncio.run(all_at_once(True)):
+        text = resp["choices"][0]["message"]["content"]
+        if resp["choices"][0]["finish_reason"] == "stop":
+            jsonschema.validate(json.loads(text, strict=False), schema)
+            parse_text_action(text, sc.space)
+            valid += 1
+        assert resp["usage"]["completion_tokens"] >= 1
+    assert valid >= 10  # a row may only fail by running out of tokens mid-message
+    after = httpx.get(server.base_url.replace("/v1", "/metrics")).json()
+    assert after["rows"] - before["rows"] == 12
+    assert after["batches"] - before["batches"] <= 4  # concurrent requests shared forward passes
+
+    free = 0
+    for sc, _, resp in asyncio.run(all_at_once(False)):
+        try:
+            parse_text_action(resp["choices"][0]["message"]["content"], sc.space)
+            free += 1
+        except Exception:
+            pass
+    assert free <= 1
+
+
+def test_usage_counts_real_tokens(server):
+    from transformers import AutoTokenizer
+
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Offer a price."}]
+    r = httpx.post(f"{server.base_url}/chat/completions", json={"messages": msgs, "max_tokens": 7, "temperature": 0}, timeout=60).json()
+    tok = AutoTokenizer.from_pretrained(os.path.join(os.environ["NEGOTIATOR_HOME"], "models", "tiny-random-gemma"))
+    expected = len(tok(tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True), add_special_tokens=False)["input_ids"])
+    assert r["usage"]["prompt_tokens"] == expected
+    assert 1 <= r["usage"]["completion_tokens"] <= 7
+    assert r["choices"][0]["finish_reason"] in ("stop", "length")
+    # greedy is deterministic
+    r2 = httpx.post(f"{server.base_url}/chat/completions", json={"messages": msgs, "max_tokens": 7, "temperature": 0}, timeout=60).json()
+    assert r2["choices"][0]["message"]["content"] == r["choices"][0]["message"]["content"]
+
+
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        ({"messages": [{"role": "user", "content": "x"}], "stream": True}, 400, "streaming"),
+        ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]}, 400, "tool"),
+        ({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {}}}, 400, "schema"),
+        ({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}, 400, "alternate"),
+        ({"messages": []}, 400, "messages"),
+    ],
+)
+def test_bad_requests_get_clear_400s(server, body, status, words):
+    r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=30)
+    assert r.status_code == status and words in r.json()["error"]["message"]
+    assert server.healthy()
+
+
+# --- eval end to end and LoRA adapters -------------------------------------------------------
+
+
+def test_eval_cli_runs_a_local_seller_and_stops_its_server(home, tmp_path):
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
+    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", TINY, "--limit", "2", "--quiet", "--out", str(tmp_path / "run")]
+    before = _servers_of(home)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "all" in r.stdout and "2 negotiations" in r.stdout
+    episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 2 and all(e["outcome"]["ended_by"] != "error" for e in episodes)
+    assert all(e["metrics"]["fallbacks"] == 0 for e in episodes)
+    assert len(list((home / "logs").glob("tiny-random-gemma-*.log"))) >= 1  # a server did run
+    assert _servers_of(home) - before == set()  # ... and is gone
+
+
+def _servers_of(home) -> set[int]:
+    found = subprocess.run(["pgrep", "-f", f"negotiator.models.local.server {home}"], capture_output=True, text=True).stdout
+    return {int(p) for p in found.split() if _alive(int(p))}
+
+
+def _adapter(home, tmp_path):
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    base = home / "models" / "tiny-random-gemma"
+    model = AutoModelForCausalLM.from_pretrained(str(base))
+    torch.manual_seed(1)
+    config = LoraConfig(r=4, lora_alpha=64, target_modules=["q_proj", "v_proj", "down_proj"], init_lora_weights=False)
+    peft = get_peft_model(model, config)
+    folder = tmp_path / "my-adapter"
+    peft.save_pretrained(str(folder))
+    return folder
+
+
+def test_lora_adapter_folder_is_served_through_local_path(home, server, tmp_path):
+    folder = _adapter(home, tmp_path)
+    assert (folder / "adapter_config.json").is_file() and not (folder / "config.json").exists()
+    msgs = [{"role": "user", "content": "Make an offer for the sofa."}]
+    body = {"messages": msgs, "max_tokens": 12, "temperature": 0}
+    base_text = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()["choices"][0]["message"]["content"]
+
+    async def adapter_answer():
+        model = local_model(f"local/{folder}")
+        assert model.target.base == home / "models" / "tiny-random-gemma"
+        resp = await model.complete(ModelRequest(messages=msgs, max_tokens=12, temperature=0))
+        url = model._client.base_url
+        ep = await run_negotiation(SellerAgent(model), make_party("rule/conceder", "buyer"), generate(1))
+        return resp, url, ep
+
+    try:
+        resp, url, ep = asyncio.run(adapter_answer())
+        with urllib.request.urlopen(f"{url}/models") as r:
+            assert json.load(r)["data"][0]["id"] == "my-adapter"
+    finally:
+        stop_all()
+    assert resp.text != base_text  # the adapter's weights are in effect
+    assert ep.outcome.ended_by != "error" and ep.seller.spec == f"local/{folder}"
