@@ -16,6 +16,7 @@ Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite d
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
@@ -63,10 +64,14 @@ class Suite:
         return f"{self.name}@v{self.version}.g{GENERATOR_VERSION}.p{PERSONAS_VERSION}"
 
     def fingerprint(self) -> str:
-        """Content hash of every negotiation of the suite (scenario x persona) and its default buyers."""
+        """Content hash of every negotiation of the suite (scenario x persona) and its default buyers.
+
+        Canonical JSON (sorted keys), so reordering a model's fields does not change it.
+        """
         h = hashlib.sha256(self.key.encode())
         for _, persona, scenario in self.negotiations():
-            h.update(f"|{persona}|{scenario.fingerprint}".encode())
+            canonical = json.dumps(scenario.model_dump(mode="json"), sort_keys=True)
+            h.update(f"|{persona}|{canonical}".encode())
         h.update("|".join(self.buyers).encode())
         return h.hexdigest()[:16]
 

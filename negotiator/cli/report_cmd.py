@@ -13,14 +13,17 @@ from .app import app, console
 
 @app.command("report")
 def report_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run folders written by `negotiator eval --out`; shards of one arm merge.")],
+    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN_DIR...", help="Run folders written by `negotiator eval --out`; shards of one arm merge.")],
     out: Annotated[Optional[Path], typer.Option(help="Where to write summary.json, plots/ and report.html. Default: RUN_DIR/report for one arm, ./report for several.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation resampling.")] = 0,
 ) -> None:
-    """One row per arm (seller score with 95% CI clustered by scenario, deal rate, buyer score, Pareto and
-    Nash distance, ...), per-buyer and per-persona breakdowns, and for every pair of arms the paired
-    difference B - A on the negotiations both played, with a 95% CI and a p-value. Warns when an
-    evaluation buyer shares a model family with a trained seller's training buyer pool.
+    """Compare seller arms on identical negotiations: tables, summary.json, plots and report.html.
+
+    One row per arm (seller score with a 95% CI clustered by scenario, deal rate, buyer score, Pareto
+    and Nash distance, ...), per-buyer and per-persona breakdowns, and for every pair of arms the
+    paired difference B - A (A = the first folder) on the negotiations both played, with a 95% CI and
+    a p-value. Warns when an evaluation buyer shares a model family with a trained seller's training
+    buyer pool.
     """
     try:
         import matplotlib  # noqa: F401
