@@ -69,7 +69,7 @@ class RuleParty:
 
     # -- helpers -------------------------------------------------------------------
     def _index(self, view: PartyView) -> OutcomeIndex:
-        return OutcomeIndex.shared(view.space, view.preferences, view.limits, view.scenario.id)
+        return OutcomeIndex.shared(view.space, view.preferences, view.limits)
 
     def _rng(self, view: PartyView) -> random.Random:
         # Seeded per turn, so a resumed negotiation replays identically.

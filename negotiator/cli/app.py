@@ -6,6 +6,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import RemoteRequestBlocked, UsageError
 
@@ -45,13 +46,13 @@ def main() -> None:
         rc = app(standalone_mode=False)
         sys.exit(rc if isinstance(rc, int) else EXIT_OK)
     except UsageError as e:
-        err_console.print(f"[bold red]error:[/] {e}")
+        err_console.print(f"[bold red]error:[/] {escape(str(e))}")
         sys.exit(EXIT_USAGE)
     except RemoteRequestBlocked as e:
-        err_console.print(f"[bold red]error:[/] {e}")
+        err_console.print(f"[bold red]error:[/] {escape(str(e))}")
         sys.exit(EXIT_USAGE)
     except Unreachable as e:
-        err_console.print(f"[bold red]model unreachable:[/] {e}")
+        err_console.print(f"[bold red]model unreachable:[/] {escape(str(e))}")
         sys.exit(EXIT_UNREACHABLE)
     except KeyboardInterrupt:
         err_console.print("interrupted")
@@ -65,5 +66,5 @@ def main() -> None:
         if show:
             show()
         else:
-            err_console.print(f"[bold red]error:[/] {e}")
+            err_console.print(f"[bold red]error:[/] {escape(str(e))}")
         sys.exit(getattr(e, "exit_code", EXIT_USAGE))

@@ -31,16 +31,17 @@ class OutcomeIndex:
     _shared: dict[tuple, list[OutcomeIndex]] = {}
 
     @classmethod
-    def shared(cls, space: OutcomeSpace, prefs: Preferences, limits: HardLimits | None, key: str) -> OutcomeIndex:
-        """A process-wide index for (``key``, prefs, limits): negotiations of one suite share it."""
+    def shared(cls, space: OutcomeSpace, prefs: Preferences, limits: HardLimits | None) -> OutcomeIndex:
+        """A process-wide index per (space, prefs, limits) content: every negotiation over the
+        same game side shares one, whatever its scenario id (personas reuse the seller's side)."""
         limits = limits or HardLimits()
-        bucket = cls._shared.setdefault((key, prefs.reservation), [])
+        key = (prefs.reservation, tuple(prefs.weights.items()))
+        if len(cls._shared) > 2048:
+            cls._shared.clear()
+        bucket = cls._shared.setdefault(key, [])
         for idx in bucket:
             if idx.prefs == prefs and idx.limits == limits and idx.space == space:
                 return idx
-        if len(cls._shared) > 2048:
-            cls._shared.clear()
-            bucket = cls._shared.setdefault((key, prefs.reservation), [])
         idx = cls(space, prefs, limits)
         bucket.append(idx)
         return idx

@@ -121,7 +121,7 @@ class _Tactic:
         view = request.view
         if view is None:
             raise UsageError("named scripted models need the request's view; call them through an agent")
-        idx = OutcomeIndex.shared(view.space, view.preferences, view.limits, view.scenario.id)
+        idx = OutcomeIndex.shared(view.space, view.preferences, view.limits)
         r = view.limits.utility_floor(view.preferences)
         target = target_utility(view.progress, r, self.exponent, idx.u_max)
         standing = view.standing_offer
