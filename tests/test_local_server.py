@@ -322,3 +322,20 @@ def test_lora_adapter_folder_is_served_through_local_path(home, server, tmp_path
         stop_all()
     assert resp.text != base_text  # the adapter's weights are in effect
     assert ep.outcome.ended_by != "error" and ep.seller.spec == f"local/{folder}"
+
+
+def test_serve_local_runs_in_the_foreground_until_ctrl_c(home):
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "negotiator", "serve-local", TINY, "--port", "0"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert "serving tiny-random-gemma" in line, line
+        url = line.split(" at ")[1].split()[0]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        r = httpx.post(f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3}, timeout=60)
+        assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] >= 1
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(15) is not None
+    finally:
+        proc.kill()

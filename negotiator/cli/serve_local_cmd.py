@@ -41,8 +41,9 @@ def serve_local_command(
 
     def ready(h: str, p: int) -> None:
         url = f"http://{h}:{p}/v1"
-        console.print(f"serving {target.served_name} ({target.folder}) at [bold]{url}[/]  (Ctrl-C stops it)")
-        console.print(f"try: negotiator eval --seller hosted_vllm/{target.served_name} --seller-base-url {url}")
+        console.print(f"serving {target.served_name} at [bold]{url}[/]  (Ctrl-C stops it)", soft_wrap=True)
+        console.print(f"model folder: {target.folder}", soft_wrap=True)
+        console.print(f"try: negotiator eval --seller hosted_vllm/{target.served_name} --seller-base-url {url}", soft_wrap=True)
 
     try:
         serve(target.folder, name=target.served_name, host=host, port=port, max_batch=max_batch, base=target.base, on_ready=ready)

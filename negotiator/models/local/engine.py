@@ -11,16 +11,19 @@ pass. Each row carries its own sampling settings, token limit and grammar:
 * temperature, top-k and top-p are applied per row after the mask (a mask applied after
   top-k could leave no token at all); temperature 0 is greedy.
 
-Why not continuous batching: HF ``generate`` with static batches is robust, and in an
-eval the requests arrive together, so rows rarely wait for a batch; the benchmark
-(benchmarks/local_throughput.py) measures what is lost against raw ``generate``.
+The decode loop is HF's greedy search written out, so a row can leave the batch as soon
+as it stops (rows of one batch write answers of different lengths). Requests do not join
+a running batch (no continuous batching): in an eval they arrive together anyway. The
+benchmark (benchmarks/local_throughput.py) measures what is lost against raw ``generate``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import queue
+import random
 import threading
 import time
 from concurrent.futures import Future
@@ -30,7 +33,7 @@ from typing import Any
 
 import torch
 import xgrammar as xgr
-from transformers import GenerationConfig, LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+from transformers import DynamicCache
 
 log = logging.getLogger("negotiator.local")
 
@@ -55,7 +58,6 @@ class GenRequest:
 @dataclass
 class GenResult:
     text: str
-    token_ids: list[int]
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str  # "stop" or "length"
@@ -145,7 +147,16 @@ class Engine:
         return request.future
 
     def generate(self, requests: list[GenRequest]) -> list[GenResult]:
-        """One batched ``generate`` call for ``requests`` (the worker calls this)."""
+        """Generate for ``requests`` as one batch (the worker calls this).
+
+        HF's greedy search written out, with two changes that matter on a CPU:
+
+        * jump-forward: where a row's grammar allows exactly one continuation (the keys,
+          quotes and braces of the JSON: about two thirds of a make_offer answer), those
+          tokens are appended without decoding them one by one; the next forward pass
+          reads them at once, right-aligned with the other rows' tokens (padding masked);
+        * a row leaves the batch the moment it stops.
+        """
         n = len(requests)
         width = max(len(r.prompt_ids) for r in requests)
         ids = torch.full((n, width), self.pad_id, dtype=torch.long)
@@ -153,31 +164,70 @@ class Engine:
         for i, r in enumerate(requests):  # left padding: every row's next token is at the end
             ids[i, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids)
             mask[i, width - len(r.prompt_ids):] = 1
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        grammars = _RowGrammars([r.grammar for r in requests], self.vocab_size)
+        sampling = _RowSampling([r.sampling for r in requests])
         limits = [max(1, r.max_new_tokens) for r in requests]
-        processors = LogitsProcessorList()
-        grammars = [r.grammar for r in requests]
-        if any(g is not None for g in grammars):
-            processors.append(_RowGrammars(grammars, self.vocab_size))
-        processors.append(_RowSampling([r.sampling for r in requests]))
-        config = GenerationConfig(
-            do_sample=False,  # _RowSampling has already picked each row's token
-            max_new_tokens=max(limits), eos_token_id=self.stop_ids, pad_token_id=self.pad_id,
-        )
+        out: list[list[int]] = [[] for _ in requests]
+        finish = ["length"] * n
+        live = list(range(n))  # request index of each row still in the batch
+        cache = DynamicCache(config=self.model.config)
         with torch.inference_mode():
-            out = self.model.generate(
-                input_ids=ids, attention_mask=mask, generation_config=config, logits_processor=processors,
-                stopping_criteria=StoppingCriteriaList([_RowLimits(width, limits)]),
-            )
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache,
+                                use_cache=True, logits_to_keep=1).logits[:, -1, :].float()
+            pos = positions[:, -1]
+            while True:
+                tokens = sampling(live, grammars(live, logits)).argmax(dim=-1).tolist()
+                grammars.accept(live, tokens)
+                keep, chunks = [], []
+                for row, (i, t) in enumerate(zip(live, tokens)):
+                    out[i].append(t)
+                    if t in self.stop_ids:
+                        finish[i] = "stop"
+                        continue
+                    forced = self._forced(grammars, i, limits[i] - len(out[i]))
+                    out[i] += forced
+                    if len(out[i]) < limits[i]:
+                        keep.append(row)
+                        chunks.append([t, *forced])
+                if not keep:
+                    break
+                if len(keep) < len(live):  # drop finished rows from the batch and the cache
+                    index = torch.tensor(keep)
+                    cache.batch_select_indices(index)
+                    mask, pos = mask[index], pos[index]
+                    live = [live[k] for k in keep]
+                step = max(len(c) for c in chunks)
+                ids = torch.full((len(live), step), self.pad_id, dtype=torch.long)
+                new_mask = torch.zeros((len(live), step), dtype=torch.long)
+                for row, c in enumerate(chunks):  # right-aligned: every row's last token is real
+                    ids[row, step - len(c):] = torch.tensor(c)
+                    new_mask[row, step - len(c):] = 1
+                new_pos = pos[:, None] + new_mask.cumsum(-1).clamp(min=1)  # padding takes a masked dummy position
+                mask, pos = torch.cat([mask, new_mask], dim=1), new_pos[:, -1]
+                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=new_pos, cache=cache,
+                                    use_cache=True, logits_to_keep=1).logits[:, -1, :].float()
         results = []
         for i, r in enumerate(requests):
-            new = out[i, width:].tolist()[: limits[i]]
-            stop_at = next((k for k, t in enumerate(new) if t in self.stop_ids), None)
-            finish = "stop" if stop_at is not None else "length"
-            kept = new if stop_at is None else new[:stop_at]
-            counted = len(kept) + (1 if stop_at is not None else 0)  # the stop token was generated too
+            kept = out[i][:-1] if finish[i] == "stop" else out[i]
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
-            results.append(GenResult(text, kept, len(r.prompt_ids), counted, finish))
+            results.append(GenResult(text, len(r.prompt_ids), len(out[i]), finish[i]))  # the stop token counts
         return results
+
+    def _forced(self, grammars: _RowGrammars, i: int, room: int) -> list[int]:
+        """The tokens request ``i``'s grammar forces next (at most ``room``), already accepted."""
+        m = grammars.matchers[i]
+        if m is None or room <= 0 or m.is_terminated():
+            return []
+        text = m.find_jump_forward_string()
+        if not text:
+            return []
+        forced = []
+        for t in self.tokenizer(text, add_special_tokens=False)["input_ids"][:room]:
+            if not m.accept_token(t):  # cannot happen for an exact forced string; stop jumping if it does
+                break
+            forced.append(t)
+        return forced
 
     # --- worker ----------------------------------------------------------------------
 
@@ -228,90 +278,78 @@ class Engine:
 # --- logits processors and stopping criteria ------------------------------------------
 
 
-class _RowGrammars(LogitsProcessor):
-    """Masks each constrained row's logits to the tokens its grammar allows next."""
+class _RowGrammars:
+    """Per-request grammar matchers; masks each live constrained row to the tokens allowed next."""
 
     def __init__(self, grammars: list[Any], vocab_size: int):
         self.matchers = [xgr.GrammarMatcher(g) if g is not None else None for g in grammars]
-        self.live = [i for i, m in enumerate(self.matchers) if m is not None]
-        self.bitmask = xgr.allocate_token_bitmask(len(grammars), vocab_size)
-        self.started = False
+        self.any = any(m is not None for m in self.matchers)
+        self.bitmask = xgr.allocate_token_bitmask(len(grammars), vocab_size) if self.any else None
 
-    def __call__(self, input_ids, scores):
-        if self.started:
-            still = []
-            for i in self.live:
-                m = self.matchers[i]
-                # A row that hit its own token limit is fed padding: it fails to match and is dropped.
-                if m.accept_token(int(input_ids[i, -1])) and not m.is_terminated():
-                    still.append(i)
-            self.live = still
-        self.started = True
-        if not self.live:
+    def __call__(self, live: list[int], scores: torch.Tensor) -> torch.Tensor:
+        if not self.any:
             return scores
-        for i in self.live:
-            self.matchers[i].fill_next_token_bitmask(self.bitmask, i)
-        xgr.apply_token_bitmask_inplace(scores, self.bitmask, indices=self.live)
+        rows = [row for row, i in enumerate(live) if self.matchers[i] is not None and not self.matchers[i].is_terminated()]
+        if rows:
+            for row in rows:
+                self.matchers[live[row]].fill_next_token_bitmask(self.bitmask, row)
+            xgr.apply_token_bitmask_inplace(scores, self.bitmask[: len(live)], indices=rows)
         return scores
 
+    def accept(self, live: list[int], tokens: list[int]) -> None:
+        for i, t in zip(live, tokens):
+            m = self.matchers[i]
+            if m is not None and not m.is_terminated():
+                m.accept_token(t)
 
-class _RowSampling(LogitsProcessor):
-    """Picks each row's next token (per-row temperature, top-k, top-p, seed) after the grammar mask.
 
-    It returns scores with only the picked token left, and ``generate`` runs greedy: a
-    multinomial draw over a 262k vocabulary costs more per step on a CPU than over the
-    top-k (or top-1024) candidates drawn from here. Temperature 0 is greedy.
+class _RowSampling:
+    """Picks each sampling row's next token (temperature, top-k, top-p, seed) after the grammar mask.
+
+    The decode loop takes the argmax: a greedy row is left as it is, and a sampling row gets
+    +inf on the token drawn here. On a CPU every tensor op costs a
+    thread wake-up (milliseconds when the cores are busy) and every pass over the 262k
+    vocabulary costs milliseconds too, so this makes one pass (top-k, or top-1024 without a
+    top-k) and draws among those candidates in plain Python.
     """
 
     def __init__(self, settings: list[Sampling]):
-        self.settings = settings
-        self.greedy = torch.tensor([s.temperature <= 1e-5 for s in settings])
-        self.temps = torch.tensor([max(s.temperature, 1e-5) for s in settings], dtype=torch.float32)
-        self.top_p = torch.tensor([s.top_p if 0 < s.top_p <= 1 else 1.0 for s in settings], dtype=torch.float32)
-        self.generators = [_generator(s.seed) for s in settings]
+        rows = [i for i, s in enumerate(settings) if s.temperature > 1e-5]
+        self.index = {i: j for j, i in enumerate(rows)}  # request index -> position in settings
+        self.settings = [settings[i] for i in rows]
+        self.rngs = [random.Random(s.seed) if s.seed is not None else _rng for s in self.settings]
 
-    def __call__(self, input_ids, scores):
-        choice = scores.argmax(dim=-1)
-        if not bool(self.greedy.all()):
-            ks = [s.top_k for s in self.settings]
-            kk = min(scores.shape[-1], max(k if k > 0 else _CANDIDATES for k in ks))
-            vals, idx = scores.topk(kk, dim=-1)
-            vals = vals / self.temps[:, None]
-            keep = torch.ones_like(vals, dtype=torch.bool)
-            for row, k in enumerate(ks):
-                if 0 < k < kk:
-                    keep[row, k:] = False
-            keep &= torch.isfinite(vals)  # tokens the grammar forbids
-            probs = torch.softmax(vals.masked_fill(~keep, float("-inf")), dim=-1)
-            keep &= (probs.cumsum(-1) - probs) < self.top_p[:, None]  # nucleus: mass of better tokens < top_p
-            keep[:, 0] = True
-            probs = torch.softmax(vals.masked_fill(~keep, float("-inf")), dim=-1)
-            for row in range(len(self.settings)):
-                if not self.greedy[row]:
-                    pick = torch.multinomial(probs[row], 1, generator=self.generators[row])
-                    choice[row] = idx[row, pick[0]]
-        out = torch.full_like(scores, float("-inf"))
-        out.scatter_(1, choice[:, None], 0.0)
-        return out
+    def __call__(self, live: list[int], scores: torch.Tensor) -> torch.Tensor:
+        rows = [row for row, i in enumerate(live) if i in self.index]
+        if not rows:
+            return scores
+        picked = [self.index[live[row]] for row in rows]
+        sub = scores if len(rows) == scores.shape[0] else scores[rows]
+        k = min(scores.shape[-1], max(self.settings[j].top_k or _CANDIDATES for j in picked))
+        vals, idx = sub.topk(k, dim=-1)
+        tokens = [_draw(v, c, self.settings[j], self.rngs[j]) for v, c, j in zip(vals.tolist(), idx.tolist(), picked)]
+        scores[rows, tokens] = float("inf")
+        return scores
 
 
-_CANDIDATES = 1024  # without top-k, sample among the best 1024 tokens (the rest carry negligible mass)
+_CANDIDATES = 1024  # without top-k, draw among the best 1024 tokens (the rest carry negligible mass)
+_rng = random.Random()
 
 
-def _generator(seed: int | None):
-    if seed is None:
-        return None
-    g = torch.Generator()
-    g.manual_seed(seed)
-    return g
-
-
-class _RowLimits(StoppingCriteria):
-    """Each row stops at its own ``max_tokens``."""
-
-    def __init__(self, prompt_width: int, limits: list[int]):
-        self.width = prompt_width
-        self.limits = torch.tensor(limits)
-
-    def __call__(self, input_ids, scores, **kwargs):
-        return (input_ids.shape[1] - self.width) >= self.limits
+def _draw(logits: list[float], ids: list[int], s: Sampling, rng: random.Random) -> int:
+    """One token from sorted candidate logits: temperature, then top-k, then top-p."""
+    if s.top_k > 0:
+        logits, ids = logits[: s.top_k], ids[: s.top_k]
+    best = logits[0]
+    weights = [math.exp((x - best) / s.temperature) if x != float("-inf") else 0.0 for x in logits]
+    total, mass, n = sum(weights), 0.0, 0
+    for w in weights:  # the smallest prefix holding top_p of the mass (at least one token)
+        if n and (w == 0.0 or mass >= s.top_p * total):
+            break
+        mass, n = mass + w, n + 1
+    r = rng.random() * mass
+    for w, token in zip(weights[:n], ids[:n]):
+        r -= w
+        if r <= 0:
+            return token
+    return ids[n - 1]

@@ -115,16 +115,15 @@ def _build_gemma(folder: Path, progress: Progress) -> dict:
     tok = AutoTokenizer.from_pretrained(str(folder), gguf_file=gguf.name)
     tok.chat_template = GEMMA_CHAT_TEMPLATE
     progress("dequantizing the weights to bf16 (about 30 s)", 2, steps)
-    quiet_tqdm, os.environ["TQDM_DISABLE"] = os.environ.get("TQDM_DISABLE"), "1"  # the GGUF reader's own bar
+    import transformers.modeling_gguf_pytorch_utils as gguf_reader
+
+    bar, gguf_reader.tqdm = gguf_reader.tqdm, lambda items, **kwargs: items  # the reader's own bar: ours is shown
     try:
         model = AutoModelForCausalLM.from_pretrained(
             str(folder), gguf_file=gguf.name, quantization_config=GgufConfig(dequantize=True), dtype=torch.bfloat16
         )
     finally:
-        if quiet_tqdm is None:
-            os.environ.pop("TQDM_DISABLE", None)
-        else:
-            os.environ["TQDM_DISABLE"] = quiet_tqdm
+        gguf_reader.tqdm = bar
     progress("saving the transformers folder", 3, steps)
     _set_generation_defaults(model, tok)
     model.save_pretrained(str(folder))
@@ -137,12 +136,15 @@ _GEMMA_STEPS = 5
 
 
 def _set_generation_defaults(model, tok) -> None:
-    """Stop at the end of a turn as well as at <eos>; the server reads these defaults."""
+    """Stop at the end of a turn as well as at <eos>, and sample as Gemma 3 is meant to
+    (temperature 1, top-k 64, top-p 0.95). The local server, like vLLM, uses these when a
+    request leaves them out."""
     end_of_turn = tok.convert_tokens_to_ids("<end_of_turn>")
     eos = [tok.eos_token_id] + ([end_of_turn] if isinstance(end_of_turn, int) and end_of_turn != tok.unk_token_id else [])
     gc = model.generation_config
     gc.eos_token_id = eos
     gc.pad_token_id = tok.pad_token_id
+    gc.do_sample, gc.temperature, gc.top_k, gc.top_p = True, 1.0, 64, 0.95
 
 
 def _tiny_source() -> dict:
@@ -163,7 +165,7 @@ RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in [
         Recipe("gemma-3-270m", "Gemma 3 270M base, bf16 (from the GGUF on PyPI)",
-               1, _gemma_source, _build_gemma, _GEMMA_STEPS),
+               2, _gemma_source, _build_gemma, _GEMMA_STEPS),
         Recipe("tiny-random-gemma", "tiny random Gemma 3 for tests (writes gibberish)",
                1, _tiny_source, _build_tiny, 1),
     ]
