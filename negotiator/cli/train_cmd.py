@@ -1,0 +1,106 @@
+"""``negotiator train``: turn a small open model into a better seller with GRPO."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import UsageError
+from .app import app, console
+
+
+def _parse_lrs(text: str) -> list[float]:
+    try:
+        lrs = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--lr {text!r}: give a learning rate such as 3e-6, or several separated by commas (1e-6,3e-6,1e-5)") from None
+    if not lrs or any(not 0 < x < 1 for x in lrs):
+        raise UsageError(f"--lr {text!r}: learning rates must lie between 0 and 1")
+    if len(set(lrs)) != len(lrs):
+        raise UsageError(f"--lr {text!r}: a learning rate appears twice")
+    return lrs
+
+
+@app.command("train")
+def train_command(
+    out: Annotated[Path, typer.Option(help="Output folder: adapter/, merged/, manifest.json, episodes.jsonl, reward_curve.png. Rerun into it to resume.")],
+    base: Annotated[str, typer.Option(help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier run), or a model hub id.")] = "local/gemma-3-270m",
+    lr: Annotated[str, typer.Option(help="Learning rate; several separated by commas (1e-6,3e-6,1e-5) train one arm each, then evaluate every arm and the base on the held-out suite and compare them.")] = "3e-6",
+    steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
+    max_minutes: Annotated[Optional[float], typer.Option(help="Stop after this many minutes of training (the steps done so far are kept and saved).")] = None,
+    profile: Annotated[str, typer.Option(help="cpu: embedded 270M, small groups, short negotiations; gpu: bf16 and vLLM generation.")] = "cpu",
+    group_size: Annotated[Optional[int], typer.Option(help="Negotiations per GRPO group (same scenario, buyer and seed). Profile default.")] = None,
+    prompts_per_step: Annotated[Optional[int], typer.Option(help="Groups per step. Profile default.")] = None,
+    micro_batch: Annotated[Optional[int], typer.Option(help="Sequences per forward/backward pass. Profile default.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Token limit of one seller turn; a longer answer is invalid. Profile default.")] = None,
+    max_rounds: Annotated[Optional[int], typer.Option(help="Cap on the rounds of training negotiations (0: the scenario's own). Profile default.")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature of the seller during rollouts.")] = 1.0,
+    invalid_penalty: Annotated[float, typer.Option(help="Subtracted from the reward at an invalid-answer rate of 1.")] = 0.1,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
+    lora_layers: Annotated[Optional[int], typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")] = None,
+    buyer: Annotated[Optional[list[str]], typer.Option(help="Training buyer spec; repeat for several. Default: rule-based tactics with training-only parameters.")] = None,
+    buyer_base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for LLM training buyers.")] = None,
+    persona: Annotated[Optional[list[str]], typer.Option(help="Training persona; repeat for several. Default: all training personas.")] = None,
+    scenario_seeds: Annotated[Optional[str], typer.Option(help="Training scenario seeds, A-B or A,B,C (training range only). Default: one per prompt from 0.")] = None,
+    from_episodes: Annotated[Optional[Path], typer.Option(help="Logged episodes (JSONL): their seller decision points become the prompts; pool buyers continue.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
+    constrain: Annotated[bool, typer.Option(help="Grammar-constrained decoding of the seller's JSON action, as the local server serves it.")] = True,
+    generation: Annotated[Optional[str], typer.Option(help="transformers (cpu), vllm-colocate or vllm-server (gpu; see deployments/training/).")] = None,
+    eval_suite: Annotated[str, typer.Option(help="Suite that evaluates a learning-rate sweep.")] = "heldout",
+    eval_limit: Annotated[Optional[int], typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Train a seller with GRPO on whole negotiations against a training buyer pool.
+
+    The reward is the seller score the evaluation reports (minus a small penalty for invalid
+    answers). Each step plays groups of negotiations with the deployed seller agent (prompt,
+    parsing, guard), batched into one generate call per turn, and updates a LoRA adapter.
+    Outputs: OUT/adapter, OUT/merged (serve it as local/OUT/merged), OUT/manifest.json,
+    OUT/episodes.jsonl, OUT/metrics.jsonl and OUT/reward_curve.png. Evaluate with
+    `negotiator eval --seller local/OUT/merged --suite heldout`.
+    """
+    from train.config import resolve
+    from train.pool import parse_seed_range
+
+    lrs = _parse_lrs(lr)
+    if profile not in ("cpu", "gpu"):
+        raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
+    if from_episodes is not None and not from_episodes.is_file():
+        raise UsageError(f"--from-episodes {from_episodes}: no such file")
+    prompts = prompts_per_step or (8 if profile == "gpu" else 2)
+    options = dict(
+        base=base, steps=steps, max_minutes=max_minutes, num_generations=group_size, prompts_per_step=prompts_per_step, micro_batch=micro_batch,
+        max_tokens=max_tokens, max_rounds=max_rounds, temperature=temperature, invalid_penalty=invalid_penalty,
+        lora_r=lora_r, lora_alpha=2 * lora_r, lora_layers=lora_layers, buyers=buyer, buyer_base_url=buyer_base_url,
+        personas=persona, scenario_seeds=list(parse_seed_range(scenario_seeds, steps * prompts)),
+        from_episodes=from_episodes, seed=seed, constrain=constrain, generation=generation,
+    )
+    configs = [resolve(profile, out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options) for x in lrs]
+
+    from train.run import train
+
+    if len(configs) == 1:
+        manifest = train(configs[0], console=console, progress=not quiet)
+        _summary(manifest, configs[0].out)
+        return
+    from train.sweep import SweepFailed, sweep
+
+    try:
+        result = sweep(configs, out, eval_suite=eval_suite, eval_limit=eval_limit, console=console, progress=not quiet)
+    except SweepFailed as e:
+        console.print(f"[bold red]sweep stopped:[/] {e}")
+        raise typer.Exit(1) from None
+    console.print(f"comparison report: {result['report']}/report.html (summary.json beside it)")
+
+
+def _summary(manifest: dict, out: Path) -> None:
+    final, best = manifest.get("final_reward"), manifest.get("best_reward")
+    shown = "-" if final is None else f"{final:+.3f} (best {best:+.3f}, last-5 average {manifest.get('final_reward_avg5'):+.3f})"
+    console.print(
+        f"trained {manifest['steps']} steps of {manifest['base_model']} at lr {manifest['learning_rate']:g}; final reward {shown}\n"
+        f"adapter:      {out / 'adapter'}\nmerged model: {out / 'merged'}\nmanifest:     {out / 'manifest.json'}\n"
+        f"reward curve: {out / 'reward_curve.png'}\n"
+        f"evaluate:     negotiator eval --seller local/{out / 'merged'} --suite heldout"
+    )

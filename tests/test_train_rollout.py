@@ -1,0 +1,245 @@
+"""GRPO rollouts on a tiny random Gemma 3: the token record, the reward, the buyer pool.
+
+No trainer here (see test_train_step.py): these tests play negotiations with the rollout
+code exactly as a training step does and check what it hands to TRL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+pytest.importorskip("trl")
+
+from negotiator.actions import MakeOffer  # noqa: E402
+from negotiator.errors import UsageError  # noqa: E402
+from negotiator.party import PartyView  # noqa: E402
+from negotiator.runtime import EpisodeLog, make_party, read_episodes, run_negotiation  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """The tiny random Gemma 3 (prepared in a private cache) and an engine on it."""
+    from negotiator.models.local.prepare import prepare
+
+    old = os.environ.get("NEGOTIATOR_HOME")
+    os.environ["NEGOTIATOR_HOME"] = str(tmp_path_factory.mktemp("home"))
+    try:
+        prepare("tiny-random-gemma")
+        from train.base_model import load_base
+        from train.generation import RolloutEngine
+
+        base = load_base("local/tiny-random-gemma", dtype="float32")
+        yield base, RolloutEngine(base.model.eval(), base.tokenizer)
+    finally:
+        if old is None:
+            os.environ.pop("NEGOTIATOR_HOME", None)
+        else:
+            os.environ["NEGOTIATOR_HOME"] = old
+
+
+class CountingEngine:
+    """The real engine, counting its generate calls and rows."""
+
+    def __init__(self, engine):
+        self.engine, self.calls, self.rows = engine, 0, 0
+
+    def grammar(self, schema):
+        return self.engine.grammar(schema)
+
+    def generate(self, requests):
+        self.calls += 1
+        self.rows += len(requests)
+        return self.engine.generate(requests)
+
+
+def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None):
+    from train.policy import Batcher
+    from train.pool import BuyerPool
+    from train.rollout import RolloutSettings, play
+
+    base, eng = tiny
+    pool = pool or BuyerPool(scenario_seeds=(3, 4, 5), max_rounds=3)
+    batcher = Batcher(engine or eng)
+    return asyncio.run(
+        play(
+            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty),
+            seller_spec="train/tiny", seller_family="gemma", episode_ids=[f"t{i}" for i in range(len(tasks))],
+            labels=[{} for _ in tasks],
+        )
+    )
+
+
+def _tasks(n, buyers=("rule/conceder?e=3", "rule/boulware?e=0.25", "rule/linear?e=1.5")):
+    from train.tasks import Task
+
+    return [Task(id=f"k{i}", scenario_seed=3 + i % 3, buyer=buyers[i % len(buyers)], seed=i) for i in range(n)]
+
+
+def _segments(mask):
+    """(start, end, value) runs of equal mask values."""
+    out, start = [], 0
+    for i in range(1, len(mask) + 1):
+        if i == len(mask) or mask[i] != mask[start]:
+            out.append((start, i, mask[start]))
+            start = i
+    return out
+
+
+def test_env_mask_is_zero_exactly_on_buyer_and_environment_tokens(tiny):
+    from negotiator.agent.prompt import render_messages
+
+    base, _ = tiny
+    tok = base.tokenizer
+    rollouts = _play(tiny, _tasks(3))
+    multi_turn = 0
+    for r in rollouts:
+        ep, trace = r.episode, r.trace
+        assert len(trace.completion_ids) == len(trace.env_mask)
+        seller_turns = [t for t in ep.turns if t.party == "seller"]
+        runs = _segments(trace.env_mask)
+        seller_runs = [(a, b) for a, b, v in runs if v == 1]
+        env_runs = [(a, b) for a, b, v in runs if v == 0]
+        # One run of mask 1 per seller answer: exactly the text the seller's model wrote, then its end of turn.
+        assert len(seller_runs) == len(seller_turns) == trace.turns
+        eot = tok.convert_tokens_to_ids("<end_of_turn>")
+        for (a, b), turn in zip(seller_runs, seller_turns):
+            written = trace.completion_ids[a:b]
+            assert tok.decode(written[:-1], skip_special_tokens=True) == turn.raw_output
+            assert written[-1] == eot or len(written) == 200  # ended its turn, or hit the token limit
+        # Every run of mask 0 is exactly what the chat adds before the seller's next turn: the buyer's move
+        # (rendered from the seller's side) and the round counter, as the deployed prompt renders it.
+        assert len(env_runs) == len(seller_turns) - 1
+        for k, (a, b) in enumerate(env_runs):
+            nxt = seller_turns[k + 1].index
+            moves = [_public(t) for t in ep.turns[:nxt]]
+            view = PartyView.of(ep.scenario, "seller", moves)
+            chat = tok.apply_chat_template(render_messages(view), tokenize=False, add_generation_prompt=True)
+            added = tok.decode(trace.completion_ids[a:b])
+            assert chat.endswith(added)
+            assert added.startswith("\n<start_of_turn>user\n") and added.endswith("<start_of_turn>model\n")
+            buyer_move = ep.turns[nxt - 1]
+            assert buyer_move.party == "buyer"
+            if buyer_move.action.message:
+                assert buyer_move.action.message in added  # the buyer's words are environment tokens
+            multi_turn += 1
+        # The prompt is the seller's first chat, exactly as deployment renders it.
+        first = seller_turns[0].index
+        view = PartyView.of(ep.scenario, "seller", [_public(t) for t in ep.turns[:first]])
+        chat = tok.apply_chat_template(render_messages(view), tokenize=False, add_generation_prompt=True)
+        assert tok.decode(trace.prompt_ids) == chat
+        assert trace.prompt_ids == tok(chat, add_special_tokens=False)["input_ids"]
+    assert multi_turn >= 2, "the check needs negotiations with several seller turns"
+
+
+def _public(turn):
+    from negotiator.party import PublicMove
+
+    return PublicMove(party=turn.party, action=turn.action)
+
+
+def test_one_generate_call_per_wave_of_turns(tiny):
+    counting = CountingEngine(tiny[1])
+    rollouts = _play(tiny, _tasks(4), engine=counting)
+    turns = [r.trace.turns for r in rollouts]
+    assert counting.rows == sum(turns)
+    assert counting.calls == max(turns) < sum(turns)  # one call per turn, however many negotiations
+
+
+def test_training_reward_is_the_evaluation_score(tiny):
+    from evals.summary import summarize
+    from negotiator.domain.metrics import outcome_metrics
+    from train.rollout import reward_of
+
+    rollouts = _play(tiny, _tasks(3), max_tokens=24, penalty=0.5)  # short turns: some answers are invalid
+    assert any(r.episode.metrics.invalid_rate > 0 for r in rollouts)
+    for r in rollouts:
+        ep = r.episode
+        assert r.score == ep.metrics.seller_score
+        assert r.reward == pytest.approx(ep.metrics.seller_score - 0.5 * ep.metrics.invalid_rate)
+        assert r.score == outcome_metrics(ep.scenario, ep.outcome.terms, ep.metrics.turns).seller_score
+    # ... and on deals: scripted sellers against the same pool buyers, scored both ways.
+    from train.pool import BuyerPool
+
+    pool = BuyerPool(scenario_seeds=(3, 4, 5))
+    eps = []
+    for i, spec in enumerate(("rule/conceder?e=3", "rule/linear?e=1.5", "rule/boulware?e=0.25")):
+        seller = make_party("scripted/boulware", "seller")
+        eps.append(asyncio.run(run_negotiation(seller, pool.buyer(spec, "neutral", i), pool.scenario(3 + i, "neutral"), i)))
+    assert sum(e.outcome.deal for e in eps) >= 2
+    for ep in eps:
+        score, reward = reward_of(ep, 0.1)
+        assert score == ep.metrics.seller_score
+        assert summarize([ep])["overall"]["seller_score"] == pytest.approx(score, abs=1e-6)  # the report rounds to 6 places
+        assert score > 0 if ep.outcome.deal else score == 0
+        assert reward == score  # no invalid answers, no penalty
+
+
+def test_pool_refuses_evaluation_scenario_seeds():
+    from evals.suites import SUITES
+    from train.pool import BuyerPool, parse_seed_range
+
+    held = SUITES["heldout"].scenario_seeds[0]
+    with pytest.raises(UsageError, match="not training seeds"):
+        BuyerPool(scenario_seeds=(1, 2, held))
+    with pytest.raises(UsageError, match="not training seeds"):
+        parse_seed_range(f"{held}-{held + 3}", 4)
+    with pytest.raises(UsageError, match="not training seeds"):
+        parse_seed_range("5000000", 1)  # outside the training range, though no suite uses it
+    assert parse_seed_range("7-9", 0) == (7, 8, 9)
+    assert parse_seed_range(None, 3, start=10) == (10, 11, 12)
+
+
+def test_default_pool_meets_no_evaluation_buyer():
+    from evals.suites import SUITES
+    from negotiator.buyers.personas import PERSONAS
+    from train.pool import TRAIN_PERSONAS, BuyerPool
+
+    pool = BuyerPool(scenario_seeds=(0,))
+    eval_buyers = {b for s in SUITES.values() for b in s.buyers}
+    eval_tactics = {p.rule_spec for p in PERSONAS.values()}
+    assert not set(pool.buyers) & (eval_buyers | eval_tactics)
+    assert not set(TRAIN_PERSONAS) & set(PERSONAS)
+    assert pool.describe()["buyer_pool_families"] == ["rule"]
+    with pytest.raises(UsageError, match="evaluation personas"):
+        BuyerPool(buyers=("rule/persona",), scenario_seeds=(0,))
+    with pytest.raises(UsageError, match="unknown"):
+        BuyerPool(buyers=("rule/nosuchtactic",), scenario_seeds=(0,))
+
+
+def test_logged_episodes_become_decision_points(tiny, tmp_path):
+    from train.pool import BuyerPool
+    from train.tasks import episode_tasks
+
+    pool = BuyerPool(scenario_seeds=(3,), max_rounds=3)
+    log = EpisodeLog(tmp_path / "deployment.jsonl")
+    seller = make_party("scripted/boulware", "seller")
+    logged = asyncio.run(run_negotiation(seller, make_party("rule/boulware", "buyer"), pool.scenario(3, "neutral"), 0))
+    log.append(logged)
+    tasks = episode_tasks(log.path, pool)
+    seller_turns = [t.index for t in logged.turns if t.party == "seller"]
+    assert [len(t.prefix) for t in tasks] == seller_turns
+    later = tasks[-1]
+    (r,) = _play(tiny, [later], pool=pool)
+    replayed = r.episode.turns[: len(later.prefix)]
+    assert [t.action for t in replayed] == [t.action for t in logged.turns[: len(later.prefix)]]
+    assert r.trace.turns >= 1  # the policy took over at the decision point
+    # Evaluation episodes are refused: training on them would leak the held-out set.
+    logged.labels["suite"] = "heldout"
+    EpisodeLog(tmp_path / "eval.jsonl").append(logged)
+    with pytest.raises(UsageError, match="evaluation suite"):
+        episode_tasks(tmp_path / "eval.jsonl", pool)
+    assert read_episodes(log.path)[0].episode_id == logged.episode_id
+
+
+def test_guard_still_protects_the_training_seller(tiny):
+    rollouts = _play(tiny, _tasks(3))
+    for r in rollouts:
+        sc = r.episode.scenario
+        for t in r.episode.turns:
+            if t.party == "seller" and isinstance(t.action, MakeOffer):
+                assert sc.seller_limits.allows(t.action.terms, sc.seller)
+        if r.episode.outcome.deal:
+            assert sc.seller.utility(r.episode.outcome.terms) >= sc.seller.reservation - 1e-9

@@ -1,0 +1,170 @@
+"""``negotiator train`` end to end on a tiny random Gemma 3, on the CPU: one GRPO step,
+its outputs, resuming after an interruption, and ``negotiator eval`` loading the result."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+
+from negotiator.errors import UsageError  # noqa: E402
+from negotiator.runtime import read_episodes  # noqa: E402
+
+TINY = "local/tiny-random-gemma"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    from negotiator.models.local.prepare import prepare
+
+    root = tmp_path_factory.mktemp("home")
+    old = os.environ.get("NEGOTIATOR_HOME")
+    os.environ["NEGOTIATOR_HOME"] = str(root)
+    prepare("tiny-random-gemma")
+    yield root
+    if old is None:
+        os.environ.pop("NEGOTIATOR_HOME", None)
+    else:
+        os.environ["NEGOTIATOR_HOME"] = old
+
+
+def _config(out: Path, **over):
+    from train.config import resolve
+
+    values = dict(
+        out=out, base=TINY, lr=5e-3, steps=1, dtype="float32", scenario_seeds=[3, 4, 5], max_tokens=40, max_rounds=3,
+        lora_layers=0, save_steps=1, invalid_penalty=0.1,
+    )
+    values.update(over)
+    return resolve("cpu", **values)
+
+
+@pytest.fixture(scope="module")
+def one_step(home, tmp_path_factory):
+    """One GRPO step on the tiny model; returns (output folder, manifest, initial LoRA weights)."""
+    from train.run import train
+
+    out = tmp_path_factory.mktemp("run") / "tiny"
+    manifest = train(_config(out), progress=False)
+    return out, manifest
+
+
+def _lora(folder: Path) -> dict:
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "adapter_model.safetensors"))
+
+
+def test_one_grpo_step_updates_the_lora_weights(one_step):
+    out, manifest = one_step
+    (row,) = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert row["step"] == 1 and math.isfinite(row["loss"]) and math.isfinite(row["grad_norm"]) and row["grad_norm"] > 0
+    assert row["frac_reward_zero_std"] < 1, "every group scored alike: no advantage, no update"
+    weights = _lora(out / "adapter")
+    b = {k: v for k, v in weights.items() if "lora_B" in k}
+    assert b and all(math.isfinite(float(v.abs().max())) for v in b.values())
+    # peft starts every lora_B at zero; after the step they have moved.
+    assert sum(float(v.abs().sum()) for v in b.values()) > 0
+    # The merged model differs from the base exactly where the adapter applies.
+    from safetensors.torch import load_file
+
+    from train.base_model import resolve_base_path
+
+    merged = load_file(str(out / "merged" / "model.safetensors"))
+    base = load_file(str(Path(resolve_base_path(TINY)) / "model.safetensors"))
+    changed = [k for k in base if k in merged and not bool((base[k] == merged[k]).all())]
+    assert changed and all(any(p in k for p in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")) for k in changed)
+
+
+def test_outputs_and_manifest(one_step):
+    out, manifest = one_step
+    for name in ("adapter/adapter_config.json", "merged/config.json", "merged/model.safetensors", "merged/tokenizer_config.json",
+                 "manifest.json", "episodes.jsonl", "metrics.jsonl", "config.json"):
+        assert (out / name).is_file(), name
+    assert (out / "reward_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    on_disk = json.loads((out / "manifest.json").read_text())
+    assert on_disk == manifest
+    assert manifest["base_model"] == TINY and manifest["learning_rate"] == 5e-3
+    assert manifest["steps"] == 1 and manifest["group_size"] == 4 and manifest["prompts_per_step"] == 2
+    assert manifest["buyer_pool"] and manifest["buyer_pool_families"] == ["rule"]
+    assert manifest["scenario_seeds"] == [3, 4, 5]
+    assert manifest["package_version"] and "git_commit" in manifest
+    episodes = read_episodes(out / "episodes.jsonl")
+    assert len(episodes) == 8  # 2 prompts x groups of 4
+    rewards = [e.labels["reward"] for e in episodes]
+    assert manifest["final_reward"] == pytest.approx(sum(rewards) / len(rewards))
+    assert manifest["best_reward"] == manifest["final_reward"]
+    # Each group played one task: same scenario, buyer and seed four times.
+    groups = {}
+    for e in episodes:
+        groups.setdefault(e.labels["task"], set()).add((e.scenario.id, e.buyer.spec, e.seed))
+    assert len(groups) == 2 and all(len(v) == 1 for v in groups.values())
+
+
+def test_eval_loads_the_trained_seller(one_step, tmp_path):
+    out, _ = one_step
+    run = tmp_path / "eval"
+    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", f"local/{out / 'merged'}", "--suite", "quick",
+           "--limit", "2", "--out", str(run), "--quiet"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    eps = read_episodes(run / "episodes.jsonl")
+    assert len(eps) == 2 and all(e.outcome.ended_by != "error" for e in eps)
+    assert all(t.usage.model_calls >= 1 for e in eps for t in e.turns if t.party == "seller")
+    config = json.loads((run / "config.json").read_text())
+    assert config["training"]["buyer_pool"] == json.loads((out / "manifest.json").read_text())["buyer_pool"]
+
+
+def test_resume_after_an_interruption(home, tmp_path, monkeypatch):
+    from train import grpo
+    from train.run import train
+
+    out = tmp_path / "resume"
+    real = grpo.NegotiationRollouts.__call__
+
+    def stop_at_step_two(self, prompts, trainer):
+        if trainer.state.global_step >= 1:
+            raise KeyboardInterrupt
+        return real(self, prompts, trainer)
+
+    monkeypatch.setattr(grpo.NegotiationRollouts, "__call__", stop_at_step_two)
+    with pytest.raises(KeyboardInterrupt):
+        train(_config(out, steps=2), progress=False)
+    assert (out / "checkpoints" / "checkpoint-1").is_dir() and not (out / "manifest.json").exists()
+    monkeypatch.setattr(grpo.NegotiationRollouts, "__call__", real)
+    manifest = train(_config(out, steps=2), progress=False)
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2] and manifest["steps"] == 2
+    steps = [e.labels["train_step"] for e in read_episodes(out / "episodes.jsonl")]
+    assert sorted(steps) == [1] * 8 + [2] * 8
+    # A different run into the same folder is refused; the finished one is not trained again.
+    with pytest.raises(UsageError, match="different training run"):
+        train(_config(out, steps=2, lr=1e-4), progress=False)
+    assert train(_config(out, steps=2), progress=False)["steps"] == 2
+
+
+def test_cli_rejects_bad_input(tmp_path):
+    def run(*args):
+        p = subprocess.run([sys.executable, "-m", "negotiator", "train", "--out", str(tmp_path / "x"), *args],
+                           capture_output=True, text=True, timeout=120)
+        p.stderr = " ".join(p.stderr.split())  # the console wraps long lines
+        return p
+
+    p = run("--scenario-seeds", "10100000-10100010")
+    assert p.returncode == 2 and "not training seeds" in p.stderr
+    p = run("--lr", "fast")
+    assert p.returncode == 2 and "learning rate" in p.stderr
+    p = run("--profile", "tpu")
+    assert p.returncode == 2 and "cpu or gpu" in p.stderr
+    p = run("--buyer", "rule/persona")
+    assert p.returncode == 2 and "evaluation personas" in p.stderr
+    p = run("--base", str(tmp_path))
+    assert p.returncode == 2 and "not a transformers model folder" in p.stderr
+    assert not (tmp_path / "x" / "manifest.json").exists()

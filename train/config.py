@@ -1,0 +1,131 @@
+"""The configuration of a training run, and the two profiles that fill in its defaults.
+
+``cpu``: the embedded Gemma 3 270M on a laptop-class CPU: small groups, short
+negotiations, short turns, LoRA on the upper layers only (the backward pass stops there),
+``use_cpu``. ``gpu``: bf16 on accelerators, larger groups, full-length negotiations,
+generation by vLLM (colocated, or a ``trl vllm-serve`` server; see deployments/training/).
+
+A run's resolved configuration is written to ``OUT/config.json``: rerunning the same
+command into the same folder resumes it; a different one is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from negotiator.errors import UsageError
+
+from .base_model import EMBEDDED_BASE
+
+Profile = Literal["cpu", "gpu"]
+
+PROFILES: dict[str, dict] = {
+    "cpu": {
+        "num_generations": 4,
+        "prompts_per_step": 2,
+        "micro_batch": 2,
+        "max_tokens": 128,
+        "max_rounds": 4,
+        "lora_layers": 6,
+        "dtype": "bfloat16",
+        "save_steps": 5,
+        "generation": "transformers",
+    },
+    "gpu": {
+        "num_generations": 8,
+        "prompts_per_step": 8,
+        "micro_batch": 8,
+        "max_tokens": 256,
+        "max_rounds": None,
+        "lora_layers": None,
+        "dtype": "bfloat16",
+        "save_steps": 25,
+        "generation": "vllm-colocate",
+    },
+}
+
+# What identifies a run: a folder holding a run with other values is refused, not resumed.
+RUN_KEYS = (
+    "base", "lr", "profile", "num_generations", "prompts_per_step", "max_tokens", "max_rounds", "temperature",
+    "invalid_penalty", "lora_r", "lora_alpha", "lora_layers", "buyers", "personas", "scenario_seeds",
+    "from_episodes", "seed", "constrain", "dtype", "generation",
+)
+
+
+class TrainConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    out: Path
+    base: str = EMBEDDED_BASE
+    lr: float = Field(3e-6, gt=0, lt=1)
+    steps: int = Field(30, ge=1)
+    max_minutes: float | None = Field(None, gt=0, description="stop after this much training time (steps so far are kept)")
+    profile: Profile = "cpu"
+    num_generations: int = Field(4, ge=2, description="GRPO group size: negotiations per prompt")
+    prompts_per_step: int = Field(2, ge=1)
+    micro_batch: int = Field(2, ge=1, description="sequences per forward/backward pass")
+    max_tokens: int = Field(96, ge=8, description="token limit of one seller turn")
+    max_rounds: int | None = Field(None, ge=1, le=100, description="cap on rounds of training negotiations")
+    temperature: float = Field(1.0, gt=0)
+    invalid_penalty: float = Field(0.1, ge=0)
+    lora_r: int = Field(16, ge=1)
+    lora_alpha: int = Field(32, ge=1)
+    lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
+    buyers: list[str] | None = None  # None: the default rule-based pool
+    buyer_base_url: str | None = None
+    personas: list[str] | None = None  # None: every training persona
+    scenario_seeds: list[int] = Field(default_factory=list)
+    from_episodes: Path | None = None
+    seed: int = 0
+    constrain: bool = True
+    dtype: str = "bfloat16"
+    save_steps: int = Field(5, ge=1)
+    generation: Literal["transformers", "vllm-colocate", "vllm-server"] = "transformers"
+    instructions: str = ""
+
+    @field_validator("dtype")
+    @classmethod
+    def _dtype(cls, v: str) -> str:
+        if v not in ("bfloat16", "float32", "float16"):
+            raise ValueError("dtype must be bfloat16, float32 or float16")
+        return v
+
+    @property
+    def generation_batch(self) -> int:
+        return self.num_generations * self.prompts_per_step
+
+    def check(self) -> None:
+        if self.generation_batch % self.micro_batch:
+            raise UsageError(
+                f"--micro-batch {self.micro_batch} must divide the step's {self.generation_batch} negotiations "
+                f"({self.prompts_per_step} prompts x groups of {self.num_generations})"
+            )
+        if self.profile == "cpu" and self.generation != "transformers":
+            raise UsageError("the cpu profile generates with transformers; vLLM needs the gpu profile")
+
+    def run_key(self) -> dict:
+        data = self.model_dump(mode="json")
+        return {k: data[k] for k in RUN_KEYS}
+
+
+def resolve(profile: Profile, **given) -> TrainConfig:
+    """A config for ``profile`` with the options the user gave (None: the profile's default;
+    0 for ``max_rounds`` or ``lora_layers``: no cap)."""
+    if profile not in PROFILES:
+        raise UsageError(f"unknown profile {profile!r}; choose cpu or gpu")
+    values = {**PROFILES[profile], **{k: v for k, v in given.items() if v is not None}}
+    for cap in ("max_rounds", "lora_layers"):  # an explicit 0 means no cap
+        if values.get(cap) == 0:
+            values[cap] = None
+    try:
+        cfg = TrainConfig(profile=profile, **values)
+    except ValueError as e:  # pydantic's message names the field and the rule
+        raise UsageError(f"bad training option: {e}") from None
+    cfg.check()
+    return cfg
+
+
+__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "resolve"]

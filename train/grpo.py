@@ -1,0 +1,214 @@
+"""The glue to TRL's ``GRPOTrainer``: a ``rollout_func`` that plays negotiations, and the reward.
+
+TRL hands the rollout function the step's prompts (one :class:`~train.tasks.Task` each,
+repeated ``num_generations`` times for the group) and expects, per row, the prompt token
+ids, the completion token ids and, for multi-turn rollouts, an ``env_mask`` marking which
+completion tokens the policy wrote (1) and which the environment added (0): the loss is
+computed on the seller's own tokens only, so the seller never learns to imitate the buyer.
+Anything else returned reaches the reward function: here each row's reward, computed
+where the episode is (``train.rollout.reward_of``: the evaluation's seller score minus the
+invalid-answer penalty).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from statistics import fmean
+
+from negotiator.runtime import EpisodeLog, episode_id
+
+from .generation import RolloutEngine
+from .policy import Batcher
+from .pool import BuyerPool
+from .rollout import Rollout, RolloutSettings, play
+from .tasks import Task
+
+
+@dataclass
+class StepStats:
+    """What the rollouts of one step did (the step log and the progress bar read it)."""
+
+    step: int = 0
+    episodes: int = 0
+    reward: float = 0.0
+    score: float = 0.0
+    deal_rate: float = 0.0
+    first_offer_utility: float = 0.0  # the seller's opening ask, as its own utility: does it ask for more?
+    invalid_rate: float = 0.0
+    fallbacks: int = 0
+    guard_interventions: int = 0
+    errors: int = 0
+    seller_turns: int = 0
+    seller_tokens: int = 0
+    env_tokens: int = 0
+    truncated: int = 0
+    drift: int = 0
+    generate_calls: int = 0
+    generated_tokens: int = 0
+    generate_s: float = 0.0
+    rollout_s: float = 0.0
+
+    @classmethod
+    def of(cls, step: int, rollouts: list[Rollout], batcher: Batcher, seconds: float) -> StepStats:
+        eps = [r.episode for r in rollouts]
+        return cls(
+            step=step,
+            episodes=len(rollouts),
+            reward=fmean(r.reward for r in rollouts),
+            score=fmean(r.score for r in rollouts),
+            deal_rate=fmean(1.0 if e.outcome.deal else 0.0 for e in eps),
+            first_offer_utility=fmean(_first_offer_utility(e) for e in eps),
+            invalid_rate=fmean(e.metrics.invalid_rate for e in eps),
+            fallbacks=sum(e.metrics.fallbacks for e in eps),
+            guard_interventions=sum(e.metrics.guard_interventions for e in eps),
+            errors=sum(1 for e in eps if e.outcome.ended_by == "error"),
+            seller_turns=sum(r.trace.turns for r in rollouts),
+            seller_tokens=sum(r.trace.seller_tokens for r in rollouts),
+            env_tokens=sum(len(r.trace.env_mask) - r.trace.seller_tokens for r in rollouts),
+            truncated=sum(r.trace.truncated for r in rollouts),
+            drift=sum(r.trace.drift for r in rollouts),
+            generate_calls=batcher.stats.calls,
+            generated_tokens=batcher.stats.tokens,
+            generate_s=round(batcher.stats.seconds, 3),
+            rollout_s=round(seconds, 3),
+        )
+
+
+def _first_offer_utility(ep) -> float:
+    for t in ep.turns:
+        if t.party == "seller" and t.action.action == "make_offer":
+            return ep.scenario.seller.utility(t.action.terms)
+    return 0.0
+
+
+@dataclass
+class NegotiationRollouts:
+    """TRL's ``rollout_func``: plays one negotiation per row and returns its token record."""
+
+    pool: BuyerPool
+    settings: RolloutSettings
+    tokenizer: object
+    seller_spec: str
+    seller_family: str
+    log: EpisodeLog | None
+    run_id: str
+    constrain: bool = True
+    engine_factory: object = None  # (model, sampling) -> engine with .grammar(schema) and .generate(requests)
+    history: list[StepStats] = field(default_factory=list)
+    _engine: object = None
+
+    def engine(self, model):
+        if self._engine is None:
+            if self.engine_factory is not None:
+                self._engine = self.engine_factory(model, self.settings.sampling)
+            else:
+                self._engine = RolloutEngine(model, self.tokenizer, self.settings.sampling)
+        return self._engine
+
+    def __call__(self, prompts: list[str], trainer) -> dict:
+        t0 = time.perf_counter()
+        step = trainer.state.global_step + 1  # the step these rollouts train
+        tasks = [Task.model_validate_json(p) for p in prompts]
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        was_training = model.training
+        model.eval()
+        batcher = Batcher(self.engine(model), constrain=self.constrain)
+        ids = [episode_id(self.run_id, step, i, t.id) for i, t in enumerate(tasks)]
+        labels = [
+            {"train_run": self.run_id, "train_step": step, "task": t.id, "group_row": i, "persona": t.persona,
+             **({"source_episode": t.source_episode, "start_turn": len(t.prefix)} if t.source_episode else {})}
+            for i, t in enumerate(tasks)
+        ]
+        try:
+            rollouts = asyncio.run(
+                play(
+                    tasks, batcher=batcher, tokenizer=self.tokenizer, pool=self.pool, settings=self.settings,
+                    seller_spec=self.seller_spec, seller_family=self.seller_family, episode_ids=ids, labels=labels,
+                )
+            )
+        finally:
+            model.train(was_training)
+        for r in rollouts:
+            r.episode.labels["reward"] = round(r.reward, 6)
+            if self.log is not None:
+                self.log.append(r.episode)
+        errors = [r.episode.error for r in rollouts if r.episode.error is not None]
+        if len(errors) == len(rollouts):  # nothing to learn from: a broken setup, not bad luck
+            raise RuntimeError(f"every negotiation of step {step} ended in an error, e.g. {errors[0].type}: {errors[0].message}")
+        self.history.append(StepStats.of(step, rollouts, batcher, time.perf_counter() - t0))
+        return rollout_output(rollouts)
+
+
+def make_trainer(**kwargs):
+    """A ``GRPOTrainer`` that computes log-probabilities only where the loss reads them.
+
+    TRL's fused LM head scores every position of the sequence on devices without Triton
+    (the CPU): prompt, buyer and environment tokens included, each against Gemma's 262k-token
+    vocabulary. The loss reads only the seller's tokens (``env_mask`` 1), about a fifth of
+    a negotiation's positions; scoring just those made a CPU step's optimisation 2.5x faster
+    here (docs/training.md). The result is unchanged: the other positions are masked out of
+    the loss either way.
+    """
+    from trl import GRPOTrainer
+    import trl.trainer.utils as trl_utils
+
+    if not getattr(trl_utils, "_negotiator_compact", False):
+        on_triton = trl_utils._use_triton
+        # Only the choice "score the valid positions only" reads this name in trl.trainer.utils;
+        # the kernels keep their own reference and still pick their CPU code path.
+        trl_utils._use_triton = lambda device: on_triton(device) or device.type == "cpu"
+        trl_utils._negotiator_compact = True
+
+    class NegotiationGRPOTrainer(GRPOTrainer):
+        def _compute_loss(self, model, inputs):
+            _seller_tokens.mask = inputs.get("tool_mask")
+            try:
+                return super()._compute_loss(model, inputs)
+            finally:
+                _seller_tokens.mask = None
+
+    trainer = NegotiationGRPOTrainer(**kwargs)
+    base = trainer.model.get_base_model() if hasattr(trainer.model, "get_base_model") else trainer.model
+    base.forward = _score_seller_tokens_only(base.forward)
+    return trainer
+
+
+class _SellerTokens:
+    mask = None  # the env_mask of the micro-batch whose loss is being computed
+
+
+_seller_tokens = _SellerTokens()
+
+
+def _score_seller_tokens_only(forward):
+    """Wrap the (fused-head) forward: completion positions outside the env_mask get no label."""
+    import functools
+
+    @functools.wraps(forward)
+    def wrapped(*args, labels=None, fused_lm_head=False, **kwargs):
+        mask = _seller_tokens.mask
+        if fused_lm_head and labels is not None and mask is not None and mask.shape[0] == labels.shape[0]:
+            labels = labels.clone()
+            tail = labels[:, -mask.shape[1]:]
+            tail[mask == 0] = -100
+        return forward(*args, labels=labels, fused_lm_head=fused_lm_head, **kwargs)
+
+    return wrapped
+
+
+def rollout_output(rollouts: list[Rollout]) -> dict:
+    """The dict TRL expects from a rollout function."""
+    return {
+        "prompt_ids": [r.trace.prompt_ids for r in rollouts],
+        "completion_ids": [r.trace.completion_ids for r in rollouts],
+        "env_mask": [r.trace.env_mask for r in rollouts],
+        "logprobs": None,  # TRL computes the policy's log-probabilities itself
+        "negotiation_reward": [r.reward for r in rollouts],
+    }
+
+
+def negotiation(prompts, completions, negotiation_reward, **kwargs) -> list[float]:
+    """The reward function TRL calls (and logs as ``rewards/negotiation``): each row's episode reward."""
+    return list(negotiation_reward)

@@ -1,0 +1,108 @@
+"""Rollouts: the negotiations of one GRPO step, played to the end, all at once.
+
+Each task is played by the deployed seller (``SellerAgent``: prompt, parsing, guard) on a
+:class:`~train.policy.PolicyModel`, against a buyer from the pool, through the runtime's
+``run_negotiation``: the result is an ordinary :class:`Episode`, scored by the same code
+the evaluation uses. All negotiations of the step run concurrently; their seller turns
+meet in the :class:`~train.policy.Batcher`, one ``generate`` call per wave.
+
+The seller makes one attempt per turn (``max_retries=0``): an unusable answer gets the
+deployed fallback (hold the last position) and counts against the reward. A retry's
+feedback exchange is dropped from the next turn's prompt in deployment, so it could not
+be part of one append-only training sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from negotiator.agent.seller import SellerAgent
+from negotiator.domain.metrics import seller_score
+from negotiator.party import PartyView
+from negotiator.runtime import run_negotiation
+from negotiator.runtime.episode import Episode
+
+from .policy import Batcher, PolicyModel, TokenTrace
+from .pool import BuyerPool
+from .tasks import Replay, Task
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    max_tokens: int = 256  # per seller turn, as the deployed agent asks
+    temperature: float = 1.0
+    top_p: float = 1.0  # the served model's defaults (generation_config.json), as the local server uses them
+    top_k: int = 0
+
+    @property
+    def sampling(self):
+        from .generation import Sampling
+
+        return Sampling(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p)
+    invalid_penalty: float = 0.1  # subtracted at an invalid-answer rate of 1
+    instructions: str = ""  # the business's instructions to the seller, as deployed
+
+
+@dataclass
+class Rollout:
+    task: Task
+    episode: Episode
+    trace: TokenTrace
+    score: float  # the seller score (the evaluation's number)
+    reward: float  # score minus the invalid-action penalty
+
+
+def reward_of(episode: Episode, invalid_penalty: float) -> tuple[float, float]:
+    """(seller score, reward) of an episode: the evaluation's score, minus a penalty for invalid answers."""
+    score = seller_score(episode.scenario, episode.outcome.terms if episode.outcome.deal else None)
+    return score, score - invalid_penalty * episode.metrics.invalid_rate
+
+
+async def play(
+    tasks: list[Task],
+    *,
+    batcher: Batcher,
+    tokenizer,
+    pool: BuyerPool,
+    settings: RolloutSettings,
+    seller_spec: str,
+    seller_family: str,
+    episode_ids: list[str],
+    labels: list[dict],
+) -> list[Rollout]:
+    """Play every task once (concurrently) and return the rollouts in task order."""
+
+    async def one(i: int, task: Task) -> Rollout:
+        scenario = task.build_scenario(pool)
+        model = PolicyModel(batcher, tokenizer, spec=seller_spec, family=seller_family)
+        seller = SellerAgent(
+            model, instructions=settings.instructions, mode="json", max_retries=0,
+            max_tokens=settings.max_tokens, temperature=settings.temperature, spec=seller_spec,
+        )
+        buyer = pool.buyer(task.buyer, task.persona, task.seed)
+        parties = (Replay(seller, task.prefix), Replay(buyer, task.prefix)) if task.prefix else (seller, buyer)
+        batcher.open()
+        try:
+            ep = await run_negotiation(*parties, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i])
+        finally:
+            batcher.close()
+            await buyer.aclose()
+        trace = model.trace or _untouched(tokenizer, scenario, task)
+        if not trace.completion_ids:  # the seller's first turn failed before it wrote anything
+            trace.completion_ids, trace.env_mask = [tokenizer.eos_token_id], [0]
+        score, reward = reward_of(ep, settings.invalid_penalty)
+        return Rollout(task, ep, trace, score, reward)
+
+    return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks))))
+
+
+def _untouched(tokenizer, scenario, task: Task) -> TokenTrace:
+    """The trace of a negotiation that ended before the seller's first turn (the buyer walked
+    away, or an error): the seller's opening prompt and one masked token, so it adds no gradient."""
+    from negotiator.agent.prompt import render_messages
+
+    view = PartyView.of(scenario, "seller", task.prefix)
+    text = tokenizer.apply_chat_template(render_messages(view), tokenize=False, add_generation_prompt=True)
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return TokenTrace(prompt_ids=ids, completion_ids=[tokenizer.eos_token_id], env_mask=[0])

@@ -1,0 +1,276 @@
+"""One training run, start to finish: ``train(config)``.
+
+Loads the base model, builds the buyer pool and the GRPO prompts, runs TRL's
+``GRPOTrainer`` with the negotiation rollouts, keeps the step log and the reward curve up
+to date, checkpoints, and writes the adapter, the merged model and the manifest.
+
+Rerunning into the same output folder resumes from the last checkpoint (the step log and
+the episode log are cut back to that step first); a finished run is not trained again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+import warnings
+from pathlib import Path
+
+from negotiator.errors import UsageError
+from negotiator.models.families import model_family
+from negotiator.runtime import EpisodeLog
+
+from .config import RUN_KEYS, TrainConfig
+from .outputs import MANIFEST, append_metrics, manifest, plot_reward_curve, read_metrics, rewind, save_models, write_json
+from .pool import DEFAULT_TACTICS, TRAIN_PERSONAS, BuyerPool
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.16: we know
+
+
+def build_pool(cfg: TrainConfig) -> BuyerPool:
+    return BuyerPool(
+        buyers=tuple(cfg.buyers or DEFAULT_TACTICS),
+        personas=tuple(cfg.personas or TRAIN_PERSONAS),
+        scenario_seeds=tuple(cfg.scenario_seeds),
+        max_rounds=cfg.max_rounds,
+        buyer_base_url=cfg.buyer_base_url,
+    )
+
+
+def prepare_out(cfg: TrainConfig) -> dict | None:
+    """Create ``OUT``; refuse a folder that holds a different run. Returns a finished run's manifest."""
+    out = cfg.out
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "config.json"
+    if path.exists():
+        old = json.loads(path.read_text())
+        new = cfg.run_key()
+        diff = {k: (old.get(k), new[k]) for k in RUN_KEYS if old.get(k) != new[k]}
+        if diff:
+            shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in list(diff.items())[:4])
+            raise UsageError(f"{out} already holds a different training run ({shown}); choose a new --out folder, "
+                             "or rerun the same command to resume it")
+        if (out / MANIFEST).exists():
+            done = json.loads((out / MANIFEST).read_text())
+            if done.get("max_steps", 0) >= cfg.steps:
+                return done
+            raise UsageError(f"{out} holds a finished run of {done.get('steps')} steps; choose a new --out folder to train longer")
+    write_json(path, {**cfg.run_key(), "steps": cfg.steps, "out": str(out)})
+    return None
+
+
+def last_checkpoint(out: Path) -> Path | None:
+    ckpts = [p for p in (out / "checkpoints").glob("checkpoint-*") if re.fullmatch(r"checkpoint-\d+", p.name)]
+    ckpts = [p for p in ckpts if (p / "trainer_state.json").exists()]
+    return max(ckpts, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
+    """Train one arm; returns its manifest."""
+    from datasets import Dataset
+    from peft import LoraConfig
+    from trl import GRPOConfig
+
+    from .base_model import load_base, resolve_base_path
+    from .grpo import NegotiationRollouts, make_trainer, negotiation
+    from .rollout import RolloutSettings
+    from .tasks import episode_tasks, pool_tasks
+
+    say = console.print if console is not None else (lambda *a, **k: None)
+    warnings.filterwarnings("ignore", message=r".*deprecated and will be removed in v6.*", category=FutureWarning)
+    # Everything that can be wrong with the input is checked before the folder is touched.
+    cfg.check()
+    pool = build_pool(cfg)
+    n_prompts = cfg.steps * cfg.prompts_per_step
+    tasks = episode_tasks(cfg.from_episodes, pool, cfg.seed) if cfg.from_episodes else pool_tasks(pool, n_prompts, cfg.seed)
+    resolve_base_path(cfg.base, say)
+    finished = prepare_out(cfg)
+    if finished is not None:
+        say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
+        return finished
+    out = cfg.out
+
+    base = load_base(cfg.base, dtype=cfg.dtype, say=say)
+    resume = last_checkpoint(out)
+    if resume is not None:
+        step = int(resume.name.split("-")[1])
+        rewind(out, step)
+        say(f"resuming from {resume.name} (step {step} of {cfg.steps})")
+    else:
+        rewind(out, 0)  # a run killed before its first checkpoint starts over
+
+    args = GRPOConfig(
+        output_dir=str(out / "checkpoints"),
+        learning_rate=cfg.lr,
+        lr_scheduler_type="constant",
+        max_steps=cfg.steps,
+        num_generations=cfg.num_generations,
+        per_device_train_batch_size=cfg.micro_batch,
+        gradient_accumulation_steps=cfg.generation_batch // cfg.micro_batch,
+        temperature=cfg.temperature,
+        beta=0.0,
+        max_completion_length=cfg.max_tokens,
+        logging_steps=1,
+        save_steps=cfg.save_steps,
+        save_total_limit=2,
+        report_to="none",
+        disable_tqdm=True,
+        seed=cfg.seed,
+        use_cpu=cfg.profile == "cpu",
+        bf16=cfg.profile == "gpu" and cfg.dtype == "bfloat16",
+        use_vllm=cfg.generation.startswith("vllm"),
+        vllm_mode="server" if cfg.generation == "vllm-server" else "colocate",
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        # TRL turns it on by default. On the CPU recomputing activations costs more than
+        # storing them, and with LoRA it makes the backward pass run through every layer
+        # instead of stopping at the lowest adapted one.
+        gradient_checkpointing=cfg.profile == "gpu",
+    )
+    lora = LoraConfig(
+        r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        layers_to_transform=_top_layers(base.model, cfg.lora_layers),
+    )
+    rollouts = NegotiationRollouts(
+        pool=pool,
+        settings=RolloutSettings(
+            max_tokens=cfg.max_tokens, temperature=cfg.temperature, invalid_penalty=cfg.invalid_penalty,
+            instructions=cfg.instructions, **served_sampling(base.path),
+        ),
+        tokenizer=base.tokenizer,
+        seller_spec=f"train/{cfg.base}",
+        seller_family=model_family(cfg.base if not cfg.base.startswith("local/") else base.path),
+        log=EpisodeLog(out / "episodes.jsonl"),
+        run_id=f"{out.resolve()}|{cfg.seed}",
+        constrain=cfg.constrain,
+        engine_factory=_vllm_engine_factory(cfg) if cfg.generation.startswith("vllm") else None,
+    )
+    step_log = StepLog(out, rollouts, cfg.steps, console if progress else None, title=f"{cfg.base}, lr {cfg.lr:g}",
+                       max_seconds=60 * cfg.max_minutes if cfg.max_minutes else None)
+    trainer = make_trainer(
+        model=base.model,
+        reward_funcs=[negotiation],
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": [t.model_dump_json() for t in tasks]}),
+        processing_class=base.tokenizer,
+        peft_config=lora,
+        rollout_func=rollouts,
+        callbacks=[step_log],
+    )
+    _quiet_trainer(trainer)
+    if rollouts.engine_factory is not None:
+        rollouts.engine_factory.trainer = trainer
+    t0 = time.perf_counter()
+    try:
+        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    finally:
+        step_log.close()
+    rows = read_metrics(out)
+    plot_reward_curve(out, rows, step_log.title)
+    save_models(trainer.model, base.tokenizer, out, base.path)
+    record = manifest(cfg, base=base, pool=pool, rows=rows, steps_done=trainer.state.global_step,
+                      seconds=sum(r.get("step_s", 0.0) for r in rows) or time.perf_counter() - t0)
+    record["stopped_by_time_limit"] = step_log.stopped_by_time
+    write_json(out / MANIFEST, record)
+    return record
+
+
+def served_sampling(folder: str) -> dict:
+    """top-p and top-k the local server would sample the base with (its generation_config.json)."""
+    from negotiator.models.local.server import sampling_defaults
+
+    d = sampling_defaults(Path(folder))
+    return {"top_p": float(d.get("top_p", 1.0)), "top_k": int(d.get("top_k", 0) or 0)}
+
+
+def _top_layers(model, n: int | None) -> list[int] | None:
+    if n is None:
+        return None
+    total = model.config.get_text_config().num_hidden_layers
+    return list(range(max(0, total - n), total))
+
+
+def _quiet_trainer(trainer) -> None:
+    """Our step log and progress bar replace the trainer's printed log dicts."""
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    for cb in (PrinterCallback, ProgressCallback):
+        trainer.remove_callback(cb)
+
+
+def _vllm_engine_factory(cfg: TrainConfig):
+    from .vllm_engine import VLLMEngineFactory
+
+    return VLLMEngineFactory(cfg)
+
+
+try:
+    from transformers import TrainerCallback
+except ImportError:  # the train extra is not installed; train() says so when called
+    TrainerCallback = object  # type: ignore[misc,assignment]
+
+
+class StepLog(TrainerCallback):
+    """One metrics line per step, the reward curve redrawn, and the progress bar."""
+
+    def __init__(self, out: Path, rollouts, total: int, console, title: str = "", max_seconds: float | None = None):
+        self.out, self.rollouts, self.total, self.console, self.title = out, rollouts, total, console, title
+        self.max_seconds = max_seconds  # training time budget, summed over resumed sessions
+        self.stopped_by_time = False
+        self._t0 = time.perf_counter()
+        self._progress = None
+        self._task = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if self.console is None:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self._progress = Progress(
+            TextColumn("[bold]GRPO[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+            TextColumn("{task.description}"), console=self.console,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task("", total=self.total, completed=state.global_step)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        self._t0 = time.perf_counter()
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        logs = logs or {}
+        if "loss" not in logs or not self.rollouts.history:
+            return
+        stats = self.rollouts.history[-1]
+        step_s = time.perf_counter() - self._t0
+        row = {
+            "step": state.global_step,
+            **{k: v for k, v in vars(stats).items() if k != "step"},
+            "optimize_s": round(max(0.0, step_s - stats.rollout_s), 3),
+            "step_s": round(step_s, 3),
+            "loss": logs.get("loss"),
+            "grad_norm": logs.get("grad_norm"),
+            "learning_rate": logs.get("learning_rate"),
+            "entropy": logs.get("entropy"),
+            "reward_std": logs.get("reward_std"),
+            "frac_reward_zero_std": logs.get("frac_reward_zero_std"),
+        }
+        append_metrics(self.out, row)
+        rows = read_metrics(self.out)
+        plot_reward_curve(self.out, rows, self.title)
+        if self.max_seconds is not None and sum(r["step_s"] for r in rows) >= self.max_seconds and state.global_step < self.total:
+            control.should_training_stop = True
+            self.stopped_by_time = True
+        if self._progress is not None:
+            avg = sum(r["reward"] for r in rows[-5:]) / len(rows[-5:])
+            self._progress.update(
+                self._task, completed=state.global_step,
+                description=f"reward {stats.reward:+.3f} (5-step avg {avg:+.3f})  deals {stats.deal_rate:.0%}  "
+                            f"invalid {stats.invalid_rate:.0%}  gen {stats.rollout_s:.0f}s opt {row['optimize_s']:.0f}s",
+            )
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
