@@ -68,7 +68,10 @@ def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json") -> 
         f"{them}'s latest offer, or walk_away. No deal after the last round means no deal."
     )
     if mode == "json":
-        lines.append('Reply with one JSON object: {"action": "make_offer" or "accept" or "walk_away", "message": "...", "terms": {...}} (terms only with make_offer).')
+        lines.append(
+            'Reply with one JSON object only: {"action": "make_offer", "message": "...", "terms": {...}}, '
+            '{"action": "accept", "message": "..."} or {"action": "walk_away", "message": "..."}.'
+        )
     else:
         lines.append("Act by calling exactly one tool: make_offer, accept or walk_away.")
     return "\n".join(lines)
