@@ -122,6 +122,28 @@ def test_eval_loads_the_trained_seller(one_step, tmp_path):
     assert config["training"]["buyer_pool"] == json.loads((out / "manifest.json").read_text())["buyer_pool"]
 
 
+def test_scoring_only_seller_tokens_leaves_the_loss_unchanged(home, tmp_path, monkeypatch):
+    """make_trainer scores only env_mask-1 positions (TRL scores all of them on a CPU):
+    the same step with TRL's own trainer gives the same loss and gradient norm."""
+    import trl
+    import trl.trainer.utils as trl_utils
+
+    from train import grpo, run
+
+    def step(out):
+        run.train(_config(out), progress=False)
+        (row,) = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+        return row
+
+    ours = step(tmp_path / "ours")
+    monkeypatch.setattr(trl_utils, "_use_triton", lambda device: False)  # TRL's CPU behaviour: score every position
+    monkeypatch.setattr(grpo, "make_trainer", lambda **kw: trl.GRPOTrainer(**kw))
+    theirs = step(tmp_path / "trl")
+    assert ours["reward"] == theirs["reward"]  # the same rollouts
+    assert ours["loss"] == pytest.approx(theirs["loss"], rel=1e-5, abs=1e-7)
+    assert ours["grad_norm"] == pytest.approx(theirs["grad_norm"], rel=1e-4)
+
+
 def test_resume_after_an_interruption(home, tmp_path, monkeypatch):
     from train import grpo
     from train.run import train

@@ -163,39 +163,31 @@ def make_trainer(**kwargs):
 
     class NegotiationGRPOTrainer(GRPOTrainer):
         def _compute_loss(self, model, inputs):
-            _seller_tokens.mask = inputs.get("tool_mask")
-            try:
-                return super()._compute_loss(model, inputs)
-            finally:
-                _seller_tokens.mask = None
+            return super()._compute_loss(_SellerTokensOnly(model, inputs.get("tool_mask")), inputs)
 
-    trainer = NegotiationGRPOTrainer(**kwargs)
-    base = trainer.model.get_base_model() if hasattr(trainer.model, "get_base_model") else trainer.model
-    base.forward = _score_seller_tokens_only(base.forward)
-    return trainer
+    return NegotiationGRPOTrainer(**kwargs)
 
 
-class _SellerTokens:
-    mask = None  # the env_mask of the micro-batch whose loss is being computed
+class _SellerTokensOnly:
+    """The model as the loss calls it: completion positions outside the env_mask get no label.
 
+    A proxy for this one call, not a patch of the model's ``forward``: generation inspects
+    ``forward`` and runs several times slower behind a wrapper.
+    """
 
-_seller_tokens = _SellerTokens()
+    def __init__(self, model, mask):
+        self.model, self.mask = model, mask
 
+    def __getattr__(self, name):
+        return getattr(self.model, name)
 
-def _score_seller_tokens_only(forward):
-    """Wrap the (fused-head) forward: completion positions outside the env_mask get no label."""
-    import functools
-
-    @functools.wraps(forward)
-    def wrapped(*args, labels=None, fused_lm_head=False, **kwargs):
-        mask = _seller_tokens.mask
-        if fused_lm_head and labels is not None and mask is not None and mask.shape[0] == labels.shape[0]:
+    def __call__(self, *args, labels=None, **kwargs):
+        mask = self.mask
+        if labels is not None and mask is not None and mask.shape[0] == labels.shape[0]:
             labels = labels.clone()
             tail = labels[:, -mask.shape[1]:]
             tail[mask == 0] = -100
-        return forward(*args, labels=labels, fused_lm_head=fused_lm_head, **kwargs)
-
-    return wrapped
+        return self.model(*args, labels=labels, **kwargs)
 
 
 def rollout_output(rollouts: list[Rollout]) -> dict:
