@@ -231,4 +231,15 @@ def test_the_readme_accelerate_command_names_files_that_exist():
     (args,) = _readme_commands("accelerate launch")
     config_file = args[args.index("--config_file") + 1]
     assert (ROOT.parent / config_file).is_file()
-    assert (ROOT.parent / args[args.index("--config") + 1]).is_file()
+    # what accelerate launches is `negotiator train`: its flags must parse, and resolve to a gpu config
+    import typer.main
+
+    from negotiator.cli.app import _register, app
+    from train.config import resolve
+
+    train_args = args[args.index("negotiator") + 2:]
+    assert args[args.index("negotiator") + 1] == "train"
+    command = _register() or typer.main.get_command(app).commands["train"]
+    params = command.make_context("train", list(train_args)).params
+    cfg = resolve(params["profile"], out=params["out"], generation=params["generation"], vllm_server_url=params["vllm_server_url"])
+    assert (cfg.generation, cfg.vllm_server_url) == ("vllm-server", "http://127.0.0.1:8001")

@@ -189,4 +189,20 @@ def test_cli_rejects_bad_input(tmp_path):
     assert p.returncode == 2 and "evaluation personas" in p.stderr
     p = run("--base", str(tmp_path))
     assert p.returncode == 2 and "not a transformers model folder" in p.stderr
+    p = run("--vllm-server-url", "http://gpu-host:8001")
+    assert p.returncode == 2 and "needs --generation vllm-server" in p.stderr
     assert not (tmp_path / "x" / "manifest.json").exists()
+
+
+def test_gpu_profile_reaches_a_named_vllm_server():
+    """The multi-GPU recipe (deployments/training) points TRL's vLLM client at its trl vllm-serve."""
+    from train.config import resolve
+    from train.run import grpo_args
+
+    # float32: bf16 arguments are refused on a machine without a GPU
+    cfg = resolve("gpu", out=Path("x"), generation="vllm-server", vllm_server_url="http://127.0.0.1:8001", dtype="float32")
+    args = grpo_args(cfg)
+    assert (args.use_vllm, args.vllm_mode, args.vllm_server_base_url) == (True, "server", "http://127.0.0.1:8001")
+    assert args.num_generations == 8 and args.max_completion_length == 256
+    cpu = grpo_args(resolve("cpu", out=Path("x")))
+    assert cpu.use_cpu and not cpu.bf16 and not cpu.gradient_checkpointing  # recomputing costs more than storing on a CPU

@@ -84,6 +84,7 @@ class TrainConfig(BaseModel):
     dtype: str = "bfloat16"
     save_steps: int = Field(5, ge=1)
     generation: Literal["transformers", "vllm-colocate", "vllm-server"] = "transformers"
+    vllm_server_url: str | None = None  # a `trl vllm-serve` server; None: TRL's default (port 8000 on this host)
     instructions: str = ""
 
     @field_validator("dtype")
@@ -105,6 +106,8 @@ class TrainConfig(BaseModel):
             )
         if self.profile == "cpu" and self.generation != "transformers":
             raise UsageError("the cpu profile generates with transformers; vLLM needs the gpu profile")
+        if self.vllm_server_url and self.generation != "vllm-server":
+            raise UsageError("--vllm-server-url needs --generation vllm-server (and the gpu profile)")
 
     def run_key(self) -> dict:
         data = self.model_dump(mode="json")

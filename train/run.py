@@ -70,7 +70,6 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     """Train one arm; returns its manifest."""
     from datasets import Dataset
     from peft import LoraConfig
-    from trl import GRPOConfig
 
     from .base_model import load_base, resolve_base_path
     from .grpo import NegotiationRollouts, make_trainer, negotiation
@@ -100,34 +99,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     else:
         rewind(out, 0)  # a run killed before its first checkpoint starts over
 
-    args = GRPOConfig(
-        output_dir=str(out / "checkpoints"),
-        learning_rate=cfg.lr,
-        lr_scheduler_type="constant",
-        max_steps=cfg.steps,
-        num_generations=cfg.num_generations,
-        per_device_train_batch_size=cfg.micro_batch,
-        gradient_accumulation_steps=cfg.generation_batch // cfg.micro_batch,
-        temperature=cfg.temperature,
-        beta=0.0,
-        max_completion_length=cfg.max_tokens,
-        logging_steps=1,
-        save_steps=cfg.save_steps,
-        save_total_limit=2,
-        report_to="none",
-        disable_tqdm=True,
-        seed=cfg.seed,
-        use_cpu=cfg.profile == "cpu",
-        bf16=cfg.profile == "gpu" and cfg.dtype == "bfloat16",
-        use_vllm=cfg.generation.startswith("vllm"),
-        vllm_mode="server" if cfg.generation == "vllm-server" else "colocate",
-        remove_unused_columns=False,
-        dataloader_num_workers=0,
-        # TRL turns it on by default. On the CPU recomputing activations costs more than
-        # storing them, and with LoRA it makes the backward pass run through every layer
-        # instead of stopping at the lowest adapted one.
-        gradient_checkpointing=cfg.profile == "gpu",
-    )
+    args = grpo_args(cfg, out)
     lora = LoraConfig(
         r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
         target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
@@ -175,6 +147,43 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     record["stopped_by_time_limit"] = step_log.stopped_by_time
     write_json(out / MANIFEST, record)
     return record
+
+
+
+def grpo_args(cfg: TrainConfig, out: Path | None = None):
+    """TRL's GRPOConfig for a run: the profile's settings, never TRL's defaults silently."""
+    from trl import GRPOConfig
+
+    out = out if out is not None else cfg.out
+    return GRPOConfig(
+        output_dir=str(out / "checkpoints"),
+        learning_rate=cfg.lr,
+        lr_scheduler_type="constant",
+        max_steps=cfg.steps,
+        num_generations=cfg.num_generations,
+        per_device_train_batch_size=cfg.micro_batch,
+        gradient_accumulation_steps=cfg.generation_batch // cfg.micro_batch,
+        temperature=cfg.temperature,
+        beta=0.0,
+        max_completion_length=cfg.max_tokens,
+        logging_steps=1,
+        save_steps=cfg.save_steps,
+        save_total_limit=2,
+        report_to="none",
+        disable_tqdm=True,
+        seed=cfg.seed,
+        use_cpu=cfg.profile == "cpu",
+        bf16=cfg.profile == "gpu" and cfg.dtype == "bfloat16",
+        use_vllm=cfg.generation.startswith("vllm"),
+        vllm_mode="server" if cfg.generation == "vllm-server" else "colocate",
+        vllm_server_base_url=cfg.vllm_server_url,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        # TRL turns it on by default. On the CPU recomputing activations costs more than
+        # storing them, and with LoRA it makes the backward pass run through every layer
+        # instead of stopping at the lowest adapted one.
+        activation_checkpointing=cfg.profile == "gpu",
+    )
 
 
 def served_sampling(folder: str) -> dict:

@@ -48,6 +48,7 @@ def train_command(
     seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
     constrain: Annotated[bool, typer.Option(help="Grammar-constrained decoding of the seller's JSON action, as the local server serves it.")] = True,
     generation: Annotated[Optional[str], typer.Option(help="transformers (cpu), vllm-colocate or vllm-server (gpu; see deployments/training/).")] = None,
+    vllm_server_url: Annotated[Optional[str], typer.Option(help="Base URL of a `trl vllm-serve` server for --generation vllm-server (default: port 8000 on this host).")] = None,
     eval_suite: Annotated[str, typer.Option(help="Suite that evaluates a learning-rate sweep.")] = "heldout",
     eval_limit: Annotated[Optional[int], typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
@@ -75,7 +76,7 @@ def train_command(
         max_tokens=max_tokens, max_rounds=max_rounds, temperature=temperature, invalid_penalty=invalid_penalty,
         lora_r=lora_r, lora_alpha=2 * lora_r, lora_layers=lora_layers, buyers=buyer, buyer_base_url=buyer_base_url,
         personas=persona, scenario_seeds=list(parse_seed_range(scenario_seeds, steps * prompts)),
-        from_episodes=from_episodes, seed=seed, constrain=constrain, generation=generation,
+        from_episodes=from_episodes, seed=seed, constrain=constrain, generation=generation, vllm_server_url=vllm_server_url,
     )
     configs = [resolve(profile, out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options) for x in lrs]
 
