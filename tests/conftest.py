@@ -16,6 +16,25 @@ from negotiator.models import block_remote_requests  # noqa: E402
 block_remote_requests(True)
 
 
+@pytest.fixture(scope="module")
+def tiny_home(tmp_path_factory):
+    """A cache root (NEGOTIATOR_HOME) for one test module, the tiny random Gemma prepared once;
+    local servers stopped at the end."""
+    from negotiator.models.local import stop_all
+    from negotiator.models.local.prepare import prepare
+
+    root = tmp_path_factory.mktemp("home")
+    old = os.environ.get("NEGOTIATOR_HOME")
+    os.environ["NEGOTIATOR_HOME"] = str(root)
+    prepare("tiny-random-gemma")
+    yield root
+    stop_all()
+    if old is None:
+        os.environ.pop("NEGOTIATOR_HOME", None)
+    else:
+        os.environ["NEGOTIATOR_HOME"] = old
+
+
 @pytest.fixture
 def scenario():
     """A furniture scenario where the buyer opens (seed 0)."""

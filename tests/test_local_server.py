@@ -22,7 +22,6 @@ from negotiator.actions import action_json_schema, parse_text_action
 from negotiator.errors import UsageError
 from negotiator.models.base import ModelRequest
 from negotiator.models.local import local_model, local_servers, running_servers, stop_all
-from negotiator.models.local.prepare import prepare
 from negotiator.models.local.servers import LocalServer, resolve_target
 from negotiator.models.resolve import resolve_model
 from negotiator.party import PartyView
@@ -32,18 +31,8 @@ TINY = "local/tiny-random-gemma"
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    """One cache root for the module, with the tiny model prepared once."""
-    root = tmp_path_factory.mktemp("home")
-    old = os.environ.get("NEGOTIATOR_HOME")
-    os.environ["NEGOTIATOR_HOME"] = str(root)
-    prepare("tiny-random-gemma")
-    yield root
-    stop_all()
-    if old is None:
-        os.environ.pop("NEGOTIATOR_HOME", None)
-    else:
-        os.environ["NEGOTIATOR_HOME"] = old
+def home(tiny_home):
+    return tiny_home
 
 
 @pytest.fixture(scope="module")

@@ -21,18 +21,8 @@ TINY = "local/tiny-random-gemma"
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory):
-    from negotiator.models.local.prepare import prepare
-
-    root = tmp_path_factory.mktemp("home")
-    old = os.environ.get("NEGOTIATOR_HOME")
-    os.environ["NEGOTIATOR_HOME"] = str(root)
-    prepare("tiny-random-gemma")
-    yield root
-    if old is None:
-        os.environ.pop("NEGOTIATOR_HOME", None)
-    else:
-        os.environ["NEGOTIATOR_HOME"] = old
+def home(tiny_home):
+    return tiny_home
 
 
 def _config(out: Path, **over):
