@@ -243,3 +243,41 @@ def test_guard_still_protects_the_training_seller(tiny):
                 assert sc.seller_limits.allows(t.action.terms, sc.seller)
         if r.episode.outcome.deal:
             assert sc.seller.utility(r.episode.outcome.terms) >= sc.seller.reservation - 1e-9
+
+
+def test_cancelled_negotiations_generate_nothing():
+    """Ctrl-C cancels a step's negotiations: the ones unwinding must not trigger generate waves."""
+    from train.policy import Batcher
+
+    class Engine:
+        calls = 0
+
+        def grammar(self, schema):
+            return None
+
+        def generate(self, requests):
+            Engine.calls += 1
+            raise AssertionError("generated for a cancelled negotiation")
+
+    batcher = Batcher(Engine(), max_wait_s=60)
+
+    async def negotiation():
+        batcher.open()
+        try:
+            await batcher.generate([1, 2, 3], None, 8)
+        finally:
+            batcher.close()
+
+    async def main():
+        tasks = [asyncio.create_task(negotiation()) for _ in range(3)]
+        batcher.open()  # a fourth negotiation busy with its buyer: the wave waits for it
+        await asyncio.sleep(0.01)
+        assert len(batcher.pending) == 3
+        for t in tasks:
+            t.cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert all(isinstance(r, asyncio.CancelledError) for r in results)
+        batcher.close()
+
+    asyncio.run(main())
+    assert Engine.calls == 0 and batcher.pending == []

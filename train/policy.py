@@ -104,9 +104,11 @@ class Batcher:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self.pending:
+        # Requests of cancelled negotiations (Ctrl-C cancels the step's tasks) are not generated:
+        # else each negotiation that closes would trigger a wave for the ones still unwinding.
+        batch, self.pending = [(r, f) for r, f in self.pending if not f.done()], []
+        if not batch:
             return
-        batch, self.pending = self.pending, []
         t0 = time.perf_counter()
         try:
             # Synchronous on purpose: every negotiation of the wave is waiting for it anyway.

@@ -83,7 +83,11 @@ def train_command(
     from train.run import train
 
     if len(configs) == 1:
-        manifest = train(configs[0], console=console, progress=not quiet)
+        try:
+            manifest = train(configs[0], console=console, progress=not quiet)
+        except KeyboardInterrupt:
+            console.print(f"rerun the same command to resume {configs[0].out} from its last checkpoint")
+            raise
         _summary(manifest, configs[0].out)
         return
     from train.sweep import SweepFailed, sweep
