@@ -55,7 +55,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _wait_gone(pid: int, timeout: float = 10.0) -> bool:
+def _wait_gone(pid: int, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not _alive(pid):
@@ -110,7 +110,7 @@ def test_server_dies_with_its_parent(home, sig):
         child = int(parent.stdout.readline())
         assert _alive(child)
         parent.send_signal(sig)
-        parent.wait(30)
+        parent.wait(180)  # generous: Ctrl-C stops the server gracefully, slow on a loaded machine
         assert _wait_gone(child), f"server {child} outlived its parent after {sig!r}"
     finally:
         parent.kill()
