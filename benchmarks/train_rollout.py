@@ -116,7 +116,7 @@ def main() -> None:
     p.add_argument("--dtype", default="bfloat16")
     p.add_argument("--prompts", type=int, default=2, help="GRPO groups per step (cpu profile: 2)")
     p.add_argument("--group", type=int, default=4, help="negotiations per group (cpu profile: 4)")
-    p.add_argument("--max-tokens", type=int, default=96)
+    p.add_argument("--max-tokens", type=int, default=128, help="cpu profile: 128")
     p.add_argument("--max-rounds", type=int, default=4)
     p.add_argument("--steps", type=int, default=1, help="training steps to time (0: skip)")
     p.add_argument("--seed", type=int, default=0)
