@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -12,8 +13,11 @@ from ..errors import RemoteRequestBlocked, UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
-console = Console()
-err_console = Console(stderr=True)
+# Written to a file or a CI log, rich would squeeze the result tables into 80 columns and cut
+# every figure to an ellipsis; COLUMNS still wins when set.
+_WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
+console = Console(width=_WIDTH)
+err_console = Console(stderr=True, width=_WIDTH)
 
 app = typer.Typer(
     name="negotiator",
