@@ -105,7 +105,12 @@ _PARENT = textwrap.dedent(
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_server_dies_with_its_parent(home, sig):
     """Ctrl-C stops it through the context manager; SIGTERM/SIGKILL skip all cleanup, and the child sees its parent go."""
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # A shell that starts pytest in the background hands it SIGINT ignored; the parent must get
+    # Ctrl-C as a terminal would deliver it.
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         child = int(parent.stdout.readline())
         assert _alive(child)
