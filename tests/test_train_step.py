@@ -196,3 +196,15 @@ def test_gpu_profile_reaches_a_named_vllm_server():
     assert args.num_generations == 8 and args.max_completion_length == 256
     cpu = grpo_args(resolve("cpu", out=Path("x")))
     assert cpu.use_cpu and not cpu.bf16 and not cpu.gradient_checkpointing  # recomputing costs more than storing on a CPU
+
+
+def test_time_budget_stops_before_a_step_that_would_overrun_it():
+    """`--max-minutes` is a budget the run stays inside: a step starts only while the time
+    spent plus a typical (median) step fits; a slow first step does not end a run early."""
+    from train.run import out_of_time
+
+    assert not out_of_time([], 60)
+    assert not out_of_time([10, 10, 10], 45)  # 30 spent + 10 fits in 45
+    assert out_of_time([10, 10, 10, 10], 45)  # 40 spent + 10 would reach 50
+    assert not out_of_time([300, 100, 100], 600)  # median 100, not the warm-up's 300: 500 + 100 fits
+    assert out_of_time([300, 100, 100, 100], 600)

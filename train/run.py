@@ -221,6 +221,17 @@ except ImportError:  # the train extra is not installed; train() says so when ca
     TrainerCallback = object  # type: ignore[misc,assignment]
 
 
+def out_of_time(step_seconds: list[float], budget_s: float) -> bool:
+    """Whether another step would overrun the training-time budget: the time spent so far
+    plus a typical step (the median; the first step's warm-up would skew a mean) exceeds it.
+    Stopping before the step, not after it, keeps a run inside the budget it was given."""
+    if not step_seconds:
+        return False
+    ordered = sorted(step_seconds)
+    typical = ordered[len(ordered) // 2]
+    return sum(step_seconds) + typical > budget_s
+
+
 class StepLog(TrainerCallback):
     """One metrics line per step, the reward curve redrawn, and the progress bar."""
 
@@ -268,7 +279,7 @@ class StepLog(TrainerCallback):
         append_metrics(self.out, row)
         rows = read_metrics(self.out)
         plot_reward_curve(self.out, rows, self.title)
-        if self.max_seconds is not None and sum(r["step_s"] for r in rows) >= self.max_seconds and state.global_step < self.total:
+        if self.max_seconds is not None and state.global_step < self.total and out_of_time([r["step_s"] for r in rows], self.max_seconds):
             control.should_training_stop = True
             self.stopped_by_time = True
         if self._progress is not None:

@@ -29,7 +29,7 @@ def train_command(
     base: Annotated[str, typer.Option(help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier run), or a model hub id.")] = "local/gemma-3-270m",
     lr: Annotated[str, typer.Option(help="Learning rate; several separated by commas (1e-6,3e-6,1e-5) train one arm each, then evaluate every arm and the base on the held-out suite and compare them.")] = "3e-6",
     steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
-    max_minutes: Annotated[Optional[float], typer.Option(help="Stop after this many minutes of training (the steps done so far are kept and saved).")] = None,
+    max_minutes: Annotated[Optional[float], typer.Option(help="Training-time budget: no step starts that would end past it (judged by the median step so far); the steps done are kept and saved.")] = None,
     profile: Annotated[str, typer.Option(help="cpu: embedded 270M, small groups, short negotiations; gpu: bf16 and vLLM generation.")] = "cpu",
     group_size: Annotated[Optional[int], typer.Option(help="Negotiations per GRPO group (same scenario, buyer and seed). Profile default.")] = None,
     prompts_per_step: Annotated[Optional[int], typer.Option(help="Groups per step. Profile default.")] = None,
