@@ -102,7 +102,10 @@ def bootstrap_mean(
     # The bootstrap spread is too narrow with few clusters: widen it by sqrt(G / (G - 1))
     # (its variance misses that factor) and by t / z with G - 1 degrees of freedom.
     c = _small_sample_factor(len(sums), level)
-    return Estimate(mean, float(mean + (low - mean) * c), float(mean + (high - mean) * c), len(x), len(sums))
+    # The widening can reach past anything a mean of these values can be (a score CI below
+    # 0 when most negotiations score 0): keep the interval inside the observed range.
+    lo, hi = float(x.min()), float(x.max())
+    return Estimate(mean, max(lo, float(mean + (low - mean) * c)), min(hi, float(mean + (high - mean) * c)), len(x), len(sums))
 
 
 def _small_sample_factor(g: int, level: float) -> float:

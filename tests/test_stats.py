@@ -85,3 +85,12 @@ def test_edge_cases():
         paired_difference([1.0], [1.0, 2.0])
     with pytest.raises(ValueError, match="cluster labels"):
         bootstrap_mean([1.0, 2.0], ["a"])
+
+
+def test_interval_stays_inside_what_the_values_allow():
+    """Few clusters and mostly zero scores: the small-sample widening would reach below 0,
+    which no mean of [0, 1] scores can be."""
+    x = [0.0] * 10 + [0.9, 0.0, 0.0, 0.8]
+    cl = ["a"] * 4 + ["b"] * 4 + ["c"] * 2 + ["d"] * 4
+    e = bootstrap_mean(x, cl)
+    assert e.low == 0.0 and 0 < e.mean < e.high <= 0.9
