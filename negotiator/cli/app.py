@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import RemoteRequestBlocked, UsageError
+from ..runtime.episode import git_commit
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
@@ -45,6 +46,9 @@ def _register() -> None:
 
 
 def main() -> None:
+    # Read the checkout's commit now (it is cached): episodes and training manifests name the
+    # code this process started from, even when the work tree is committed to while it runs.
+    git_commit()
     _register()
     try:
         rc = app(standalone_mode=False)
