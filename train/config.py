@@ -51,8 +51,10 @@ PROFILES: dict[str, dict] = {
 RUN_KEYS = (
     "base", "lr", "profile", "num_generations", "prompts_per_step", "max_tokens", "max_rounds", "temperature",
     "invalid_penalty", "lora_r", "lora_alpha", "lora_layers", "buyers", "personas", "scenario_seeds",
-    "from_episodes", "seed", "constrain", "dtype", "generation",
+    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards",
 )
+# What a run folder written before a key existed ran with (it is resumed, not refused).
+RUN_KEY_DEFAULTS = {"scale_rewards": "group"}
 
 
 class TrainConfig(BaseModel):
@@ -71,6 +73,12 @@ class TrainConfig(BaseModel):
     max_rounds: int | None = Field(None, ge=1, le=100, description="cap on rounds of training negotiations")
     temperature: float = Field(1.0, gt=0)
     invalid_penalty: float = Field(0.1, ge=0)
+    # GRPO's advantage is (reward - group mean) / std. Per group ("group", TRL's default), a
+    # group whose rewards differ by 0.01 (a deal at the floor against no deal) gets the same
+    # full-size advantages as one that differs by 0.5; a quarter of our CPU runs' groups were
+    # like that. "batch" divides by the std of the whole step, so each group pushes in
+    # proportion to what is really at stake in it (the Dr. GRPO critique of per-group std).
+    scale_rewards: Literal["group", "batch", "none"] = "batch"
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -131,4 +139,4 @@ def resolve(profile: Profile, **given) -> TrainConfig:
     return cfg
 
 
-__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "resolve"]
+__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "RUN_KEY_DEFAULTS", "resolve"]

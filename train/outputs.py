@@ -155,6 +155,7 @@ def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: flo
         "max_tokens": cfg.max_tokens,
         "temperature": cfg.temperature,
         "invalid_penalty": cfg.invalid_penalty,
+        "scale_rewards": cfg.scale_rewards,
         "constrained_decoding": cfg.constrain,
         "lora": {"r": cfg.lora_r, "alpha": cfg.lora_alpha, "layers": cfg.lora_layers},
         "seed": cfg.seed,

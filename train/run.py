@@ -21,7 +21,7 @@ from negotiator.errors import UsageError
 from negotiator.models.families import model_family
 from negotiator.runtime import EpisodeLog
 
-from .config import RUN_KEYS, TrainConfig
+from .config import RUN_KEY_DEFAULTS, RUN_KEYS, TrainConfig
 from .outputs import MANIFEST, append_metrics, manifest, plot_reward_curve, read_metrics, rewind, save_models, write_json
 from .pool import DEFAULT_TACTICS, TRAIN_PERSONAS, BuyerPool
 
@@ -46,6 +46,7 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
     if path.exists():
         old = json.loads(path.read_text())
         new = cfg.run_key()
+        old = {**RUN_KEY_DEFAULTS, **old}
         diff = {k: (old.get(k), new[k]) for k in RUN_KEYS if old.get(k) != new[k]}
         if diff:
             shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in list(diff.items())[:4])
@@ -165,6 +166,7 @@ def grpo_args(cfg: TrainConfig, out: Path | None = None):
         gradient_accumulation_steps=cfg.generation_batch // cfg.micro_batch,
         temperature=cfg.temperature,
         beta=0.0,
+        scale_rewards=cfg.scale_rewards,
         max_completion_length=cfg.max_tokens,
         logging_steps=1,
         save_steps=cfg.save_steps,
