@@ -61,7 +61,6 @@ class GenResult:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str  # "stop" or "length"
-    token_ids: list[int] = field(default_factory=list)  # what the row wrote, stop token excluded (GRPO trains on it)
 
 
 def load_model(folder: Path, dtype: str = "auto", base: Path | None = None):
@@ -97,15 +96,14 @@ def _template_of(tok) -> str | None:
 class Engine:
     """One model, one worker thread, batched generation with per-row grammars."""
 
-    def __init__(self, model, tokenizer, *, max_batch: int = 16, gather_s: float = 0.03, max_wait_s: float = 0.5,
-                 worker: bool = True):
+    def __init__(self, model, tokenizer, *, max_batch: int = 16, gather_s: float = 0.03, max_wait_s: float = 0.5):
         self.model, self.tokenizer = model, tokenizer
         self.max_batch, self.gather_s, self.max_wait_s = max_batch, gather_s, max_wait_s
         gc = model.generation_config
         eos = gc.eos_token_id if gc.eos_token_id is not None else tokenizer.eos_token_id
         self.stop_ids: list[int] = list(eos) if isinstance(eos, (list, tuple)) else [eos]
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_ids[0]
-        self.vocab_size = model.config.get_text_config().vocab_size
+        self.vocab_size = model.config.vocab_size
         info = xgr.TokenizerInfo.from_huggingface(tokenizer, vocab_size=self.vocab_size, stop_token_ids=self.stop_ids)
         self._compiler = xgr.GrammarCompiler(info, max_threads=1)
         self._grammars: dict[str, Any] = {}
@@ -113,9 +111,8 @@ class Engine:
         self._queue: queue.Queue[GenRequest] = queue.Queue()
         self._last_batch = 1
         self.stats = {"batches": 0, "rows": 0, "completion_tokens": 0, "prompt_tokens": 0, "busy_s": 0.0}
-        if worker:  # the server's request queue; training calls generate() itself (worker=False)
-            self._thread = threading.Thread(target=self._loop, name="negotiator-engine", daemon=True)
-            self._thread.start()
+        self._thread = threading.Thread(target=self._loop, name="negotiator-engine", daemon=True)
+        self._thread.start()
 
     # --- public ----------------------------------------------------------------------
 
@@ -214,7 +211,7 @@ class Engine:
         for i, r in enumerate(requests):
             kept = out[i][:-1] if finish[i] == "stop" else out[i]
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
-            results.append(GenResult(text, len(r.prompt_ids), len(out[i]), finish[i], kept))  # the stop token counts
+            results.append(GenResult(text, len(r.prompt_ids), len(out[i]), finish[i]))  # the stop token counts
         return results
 
     def _forced(self, grammars: _RowGrammars, i: int, room: int) -> list[int]:
