@@ -6,9 +6,9 @@ action parsing and guard) whose chat model is a :class:`PolicyModel`. Its reques
 the seller and then answers them all with one batched ``generate`` call: one call per
 turn of the step, however many negotiations it plays.
 
-Generation (:mod:`train.generation`) is the local model server's decode loop: the same
-chat template, JSON-schema grammar (xgrammar), jump-forward, stop tokens and sampling
-defaults, so training and deployment decode alike.
+Generation (:mod:`train.generation`) decodes as the local model server does: the same
+chat template, JSON-schema grammar (xgrammar), stop tokens and sampling defaults, so
+training and deployment decode alike.
 
 Each PolicyModel also keeps the token record GRPO trains on (:class:`TokenTrace`): the
 first prompt, then the seller's generated tokens (``env_mask`` 1) interleaved with what
