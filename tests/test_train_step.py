@@ -208,3 +208,21 @@ def test_time_budget_stops_before_a_step_that_would_overrun_it():
     assert out_of_time([10, 10, 10, 10], 45)  # 40 spent + 10 would reach 50
     assert not out_of_time([300, 100, 100], 600)  # median 100, not the warm-up's 300: 500 + 100 fits
     assert out_of_time([300, 100, 100, 100], 600)
+
+
+def test_advantages_are_scaled_by_the_step_and_older_run_folders_still_resume(tmp_path):
+    """`--scale-rewards batch` is the default GRPOConfig; a folder written before the option
+    existed (no key in its config.json) ran with TRL's per-group scaling and resumes as such."""
+    from train.config import resolve
+    from train.run import grpo_args, prepare_out
+
+    assert grpo_args(resolve("cpu", out=tmp_path / "a")).scale_rewards == "batch"
+    old = resolve("cpu", out=tmp_path / "old", scale_rewards="group")
+    prepare_out(old)
+    path = tmp_path / "old" / "config.json"
+    data = json.loads(path.read_text())
+    del data["scale_rewards"]
+    path.write_text(json.dumps(data))
+    assert prepare_out(old) is None  # resumed, not refused
+    with pytest.raises(UsageError, match="different training run"):
+        prepare_out(resolve("cpu", out=tmp_path / "old"))  # now batch: a different run
