@@ -55,7 +55,7 @@ class CountingEngine:
         return self.engine.generate(requests)
 
 
-def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None):
+def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, train_messages=True):
     from train.policy import Batcher
     from train.pool import BuyerPool
     from train.rollout import RolloutSettings, play
@@ -65,7 +65,7 @@ def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None):
     batcher = Batcher(engine or eng)
     return asyncio.run(
         play(
-            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty),
+            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty, train_messages=train_messages),
             seller_spec="train/tiny", seller_family="gemma", episode_ids=[f"t{i}" for i in range(len(tasks))],
             labels=[{} for _ in tasks],
         )
@@ -98,6 +98,7 @@ def test_env_mask_is_zero_exactly_on_buyer_and_environment_tokens(tiny):
     for r in rollouts:
         ep, trace = r.episode, r.trace
         assert len(trace.completion_ids) == len(trace.env_mask)
+        assert trace.loss_mask == trace.env_mask  # messages trained: the loss reads every seller token
         seller_turns = [t for t in ep.turns if t.party == "seller"]
         runs = _segments(trace.env_mask)
         seller_runs = [(a, b) for a, b, v in runs if v == 1]
@@ -281,3 +282,51 @@ def test_cancelled_negotiations_generate_nothing():
 
     asyncio.run(main())
     assert Engine.calls == 0 and batcher.pending == []
+
+
+def test_masked_messages_leave_only_the_action_and_terms_in_the_loss(tiny):
+    """--no-train-messages: the loss mask is 0 on the words of the seller's message and 1 on
+    the action and the terms (rule buyers read only the terms; the words would be gradient
+    noise); the env_mask still marks every token the seller wrote."""
+    from train.policy import PolicyModel, message_span
+
+    tok = tiny[0].tokenizer
+    content = 'Thanks for your interest, \\"friend\\". Here is 40.5 USD per guest.'
+    text = '{"action": "make_offer", "message": "' + content + '", "terms": {"price_per_guest": 55.5, "menu": "premium"}}'
+    a, b = message_span(text)
+    assert text[a:b] == content
+    ids = tok(text, add_special_tokens=False)["input_ids"]
+    masked = PolicyModel(None, tok, spec="x", family="gemma", train_messages=False)._trained(ids, text)
+    assert PolicyModel(None, tok, spec="x", family="gemma")._trained(ids, text) == [1] * len(ids)
+    off = [i for i, m in enumerate(masked) if m == 0]
+    assert off == list(range(off[0], off[-1] + 1))  # one run: the message
+    words = tok.decode([ids[i] for i in off])
+    assert words in content and len(words) >= len(content) - 8  # only tokens straddling a quote stay trained
+    kept = tok.decode([i for i, m in zip(ids, masked) if m])
+    assert '"action": "make_offer"' in kept and '"terms": {"price_per_guest": 55.5, "menu": "premium"}}' in kept
+    # An answer cut inside its message: the rest of the text is message.
+    cut = text[: a + 20]
+    assert message_span(cut) == (a, len(cut))
+
+    # In a rollout: every seller turn with words has fewer trained tokens than it wrote.
+    def words(turn) -> int:
+        span = message_span(turn.raw_output or "")
+        return span[1] - span[0] if span else 0
+
+    worded = 0
+    for r in _play(tiny, _tasks(2), train_messages=False):
+        trace = r.trace
+        assert len(trace.loss_mask) == len(trace.env_mask) == len(trace.completion_ids)
+        assert all(lm <= em for lm, em in zip(trace.loss_mask, trace.env_mask))
+        if any(words(t) > 8 for t in r.episode.turns if t.party == "seller"):
+            worded += 1
+            assert sum(trace.loss_mask) < trace.seller_tokens
+    assert worded
+
+
+def test_messages_are_trained_by_default_only_against_llm_buyers(tmp_path):
+    from train.config import resolve
+
+    assert resolve("cpu", out=tmp_path / "a").train_messages is False  # the rule-based pool
+    assert resolve("cpu", out=tmp_path / "b", buyers=["rule/linear", "openai/gpt-4o-mini"]).train_messages is True
+    assert resolve("cpu", out=tmp_path / "c", train_messages=True).train_messages is True

@@ -51,10 +51,10 @@ PROFILES: dict[str, dict] = {
 RUN_KEYS = (
     "base", "lr", "profile", "num_generations", "prompts_per_step", "max_tokens", "max_rounds", "temperature",
     "invalid_penalty", "lora_r", "lora_alpha", "lora_layers", "buyers", "personas", "scenario_seeds",
-    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards",
+    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards", "train_messages",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
-RUN_KEY_DEFAULTS = {"scale_rewards": "group"}
+RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True}
 
 
 class TrainConfig(BaseModel):
@@ -79,6 +79,11 @@ class TrainConfig(BaseModel):
     # like that. "batch" divides by the std of the whole step, so each group pushes in
     # proportion to what is really at stake in it (the Dr. GRPO critique of per-group std).
     scale_rewards: Literal["group", "batch", "none"] = "batch"
+    # Whether the loss reads the words of the seller's messages. Rule-based buyers read only
+    # the terms, so against them a message cannot change the reward and its tokens (most of
+    # an answer) only add noise to the gradient; an LLM buyer reads it. None: True exactly
+    # when the pool has a buyer that is not rule-based (resolved in ``resolve``).
+    train_messages: bool | None = None
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -131,6 +136,8 @@ def resolve(profile: Profile, **given) -> TrainConfig:
     for cap in ("max_rounds", "lora_layers"):  # an explicit 0 means no cap
         if values.get(cap) == 0:
             values[cap] = None
+    if values.get("train_messages") is None:
+        values["train_messages"] = any(not b.startswith("rule/") for b in values.get("buyers") or [])
     try:
         cfg = TrainConfig(profile=profile, **values)
     except ValueError as e:  # pydantic's message names the field and the rule

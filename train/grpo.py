@@ -42,6 +42,7 @@ class StepStats:
     errors: int = 0
     seller_turns: int = 0
     seller_tokens: int = 0
+    trained_tokens: int = 0  # seller tokens the loss reads (all but message words, if those are masked)
     env_tokens: int = 0
     truncated: int = 0
     drift: int = 0
@@ -66,6 +67,7 @@ class StepStats:
             errors=sum(1 for e in eps if e.outcome.ended_by == "error"),
             seller_turns=sum(r.trace.turns for r in rollouts),
             seller_tokens=sum(r.trace.seller_tokens for r in rollouts),
+            trained_tokens=sum(sum(r.trace.loss_mask) for r in rollouts),
             env_tokens=sum(len(r.trace.env_mask) - r.trace.seller_tokens for r in rollouts),
             truncated=sum(r.trace.truncated for r in rollouts),
             drift=sum(r.trace.drift for r in rollouts),
@@ -195,7 +197,7 @@ def rollout_output(rollouts: list[Rollout]) -> dict:
     return {
         "prompt_ids": [r.trace.prompt_ids for r in rollouts],
         "completion_ids": [r.trace.completion_ids for r in rollouts],
-        "env_mask": [r.trace.env_mask for r in rollouts],
+        "env_mask": [r.trace.loss_mask for r in rollouts],  # what TRL's loss reads (train.policy)
         "logprobs": None,  # TRL computes the policy's log-probabilities itself
         "negotiation_reward": [r.reward for r in rollouts],
     }

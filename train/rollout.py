@@ -42,6 +42,7 @@ class RolloutSettings:
         return Sampling(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p)
     invalid_penalty: float = 0.1  # subtracted at an invalid-answer rate of 1
     instructions: str = ""  # the business's instructions to the seller, as deployed
+    train_messages: bool = True  # False: the loss skips the words of the seller's messages (train.policy)
 
 
 @dataclass
@@ -75,7 +76,7 @@ async def play(
 
     async def one(i: int, task: Task) -> Rollout:
         scenario = task.build_scenario(pool)
-        model = PolicyModel(batcher, tokenizer, spec=seller_spec, family=seller_family)
+        model = PolicyModel(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
         seller = SellerAgent(
             model, instructions=settings.instructions, mode="json", max_retries=0,
             max_tokens=settings.max_tokens, temperature=settings.temperature, spec=seller_spec,
@@ -90,7 +91,7 @@ async def play(
             await buyer.aclose()
         trace = model.trace or _untouched(tokenizer, scenario, task)
         if not trace.completion_ids:  # the seller's first turn failed before it wrote anything
-            trace.completion_ids, trace.env_mask = [tokenizer.eos_token_id], [0]
+            trace.completion_ids, trace.env_mask, trace.loss_mask = [tokenizer.eos_token_id], [0], [0]
         score, reward = reward_of(ep, settings.invalid_penalty)
         return Rollout(task, ep, trace, score, reward)
 
@@ -105,4 +106,4 @@ def _untouched(tokenizer, scenario, task: Task) -> TokenTrace:
     view = PartyView.of(scenario, "seller", task.prefix)
     text = tokenizer.apply_chat_template(render_messages(view), tokenize=False, add_generation_prompt=True)
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    return TokenTrace(prompt_ids=ids, completion_ids=[tokenizer.eos_token_id], env_mask=[0])
+    return TokenTrace(prompt_ids=ids, completion_ids=[tokenizer.eos_token_id], env_mask=[0], loss_mask=[0])
