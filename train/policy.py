@@ -196,6 +196,8 @@ class PolicyModel:
         a, b = span
         mask, start = [], 0
         for i in range(len(ids)):
+            if start >= b:  # past the message: the rest is terms, trained
+                return mask + [1] * (len(ids) - i)
             end = len(self.tokenizer.decode(ids[: i + 1], skip_special_tokens=True))
             mask.append(0 if a <= start and end <= b else 1)
             start = end
