@@ -68,7 +68,7 @@ async def test_provider_faults_are_retried_and_persistent_ones_recorded_as_error
     """The seller is a real LiteLLM model on a loopback server that fails on purpose: an outage
     (503) at the start, 429s and calls slower than the timeout sprinkled in, and one product
     whose calls always fail. Every negotiation ends as exactly one episode."""
-    jobs = plan(get_suite("quick"), "hosted_vllm/fake", ["rule/linear"])
+    jobs = plan(get_suite("quick"), "hosted_vllm/fake?strategy=none", ["rule/linear"])
     doomed = "packaging film"
     lock, count = threading.Lock(), collections.Counter()
 

@@ -4,8 +4,15 @@ Whatever the buyer writes and whatever the model outputs, the seller never propo
 accepts terms below its floor (reservation utility, price floor, forbidden options),
 and never states its private numbers. The guard is deterministic code, not a prompt:
 
-* an offer that crosses a limit is repaired to the nearest allowed terms,
-* an accept of terms that cross a limit becomes a counter-offer at the nearest allowed terms,
+* an offer that crosses a limit is repaired to terms at the strategy's current target
+  (nearest what the model proposed), never to the floor: repairs pinned to the floor would
+  tell a probing buyer exactly where it is. A seller without a strategy (the pure LLM
+  policy) is repaired along the default Boulware schedule;
+* an assisted model's own terms worth less than the target less the business's leeway are
+  repaired the same way;
+* an accept of terms that cross a limit becomes the strategy's counter-offer;
+* a message that states a value the terms do not hold is corrected (``message_corrected``,
+  see ``consistency``);
 * a message that states a private number (a floor, a cap, the walk-away value) has the
   offending sentences removed, or is replaced when nothing is left.
 
@@ -17,8 +24,13 @@ from __future__ import annotations
 import re
 
 from ..actions import Accept, MakeOffer, WalkAway
-from ..domain.issues import NumericIssue
+from ..domain.issues import NumericIssue, Offer
 from ..party import AnyAction, GuardIntervention, PartyView
+from ..strategy import Advice, Strategy
+from .consistency import Checker
+
+REPAIR_STRATEGY = Strategy()
+"""Where a seller without a strategy of its own is repaired to: the default Boulware schedule."""
 
 # Words that make a sentence a disclosure even when the number is also in the offer.
 _DISCLOSURE = re.compile(
@@ -46,10 +58,12 @@ def _numbers(text: str) -> list[float]:
 class Guard:
     """Hard limits and secrecy for one seller turn, built from the seller's own view."""
 
-    def __init__(self, view: PartyView):
+    def __init__(self, view: PartyView, strategy: Strategy | None = None, advice: Advice | None = None):
         self.view = view
         self.prefs, self.limits, self.space = view.preferences, view.limits, view.space
         self.floor = self.limits.utility_floor(self.prefs)
+        self.strategy = strategy or REPAIR_STRATEGY
+        self.advice = advice
         self.secrets = self._secrets()
 
     def _secrets(self) -> list[tuple[float, float]]:
@@ -78,27 +92,58 @@ class Guard:
         reasons: dict[str, str] = {}
         new: AnyAction = action
         if isinstance(action, MakeOffer):
-            bad = self.limits.violations(action.terms, self.prefs)
+            bad = self.limits.violations(action.terms, self.prefs) or self._below_target(action.terms)
             if bad:
                 kinds.append("offer_repaired")
                 reasons.update(bad)
-                new = MakeOffer(terms=self.limits.repair(action.terms, self.prefs, self.space), message=action.message)
+                new = MakeOffer(terms=self.repair(action.terms), message=action.message)
         elif isinstance(action, Accept):
             standing = self.view.standing_offer
             bad = self.limits.violations(standing, self.prefs) if standing is not None else {}
             if bad:
                 kinds.append("accept_blocked")
                 reasons.update(bad)
-                counter = self.limits.repair(standing, self.prefs, self.space)  # type: ignore[arg-type]
-                new = MakeOffer(terms=counter, message="I can't accept those terms, but I can offer this.")
+                new = MakeOffer(terms=self.counter(standing), message="I can't accept those terms, but I can offer this.")
         redacted = self.redact(new.message, new.terms if isinstance(new, MakeOffer) else None)
         if redacted != new.message:
             kinds.append("message_redacted")
             reasons["message"] = "stated a private limit or the walk-away value"
             new = new.model_copy(update={"message": redacted})
+        terms = new.terms if isinstance(new, MakeOffer) else self.view.standing_offer if isinstance(new, Accept) else None
+        if terms is not None and new.message:
+            theirs = self.view.standing_offer if isinstance(new, MakeOffer) else None
+            corrected, found = Checker(self.space, self.view.scenario.currency).correct(new.message, terms, theirs)
+            if found:
+                kinds.append("message_corrected")
+                reasons["message_terms"] = f"stated {found} value(s) the terms do not hold"
+                # the corrected words state the offer's own values: check them for secrets once more
+                new = new.model_copy(update={"message": self.redact(corrected, terms if isinstance(new, MakeOffer) else None)})
         if not kinds:
             return action, None
         return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+
+    def _below_target(self, terms: Offer) -> dict[str, str]:
+        """An assisted model's own terms worth less than the strategy allows (not one of its options)."""
+        a = self.advice
+        if a is None or a.choice_of(terms) is not None:
+            return {}
+        u = self.prefs.utility(terms)
+        if u < a.lowest_own_terms - 1e-9:
+            return {"target": f"worth {u:.3f}, below the strategy's target less the leeway ({a.lowest_own_terms:.3f})"}
+        return {}
+
+    def repair(self, terms: Offer) -> Offer:
+        """Terms at the strategy's current target nearest ``terms``, within every limit."""
+        fixed = self.strategy.repair(self.view.situation(), terms)
+        if not self.limits.allows(fixed, self.prefs):  # limits leave the grid nothing: the nearest allowed terms
+            fixed = self.limits.repair(terms, self.prefs, self.space)
+        return fixed
+
+    def counter(self, standing: Offer | None) -> Offer:
+        """The counter-offer to an accept the guard blocked: the strategy's recommended offer."""
+        if self.advice is not None and self.advice.candidates:
+            return dict(self.advice.candidates[0].terms)
+        return self.repair(standing if standing is not None else self.prefs.ideal(self.space))
 
     def leaks(self, sentence: str, terms: dict | None) -> bool:
         own = {float(v) for v in (terms or {}).values() if isinstance(v, (int, float))}
@@ -126,11 +171,17 @@ def _safe_message(terms: dict | None) -> str:
     return "Here is my offer." if terms is not None else "Thank you."
 
 
-def fallback_action(view: PartyView) -> MakeOffer | WalkAway:
-    """What a seller does when its model gives nothing usable: hold its last position.
+def fallback_action(view: PartyView, advice: Advice | None = None) -> AnyAction:
+    """What a seller does when its model gives nothing usable.
 
-    Repeats its previous offer, or opens at its ideal terms; never concedes by accident.
+    With a strategy, what the strategy recommends (the rule seller's move). Without one,
+    hold its last position: repeat its previous offer, or open at its ideal terms; never
+    concede by accident.
     """
+    if advice is not None:
+        if advice.accept:
+            return Accept(message="That works for me.")
+        return MakeOffer(terms=dict(advice.candidates[0].terms), message="Here is my offer.")
     last = view.own_last_offer
     terms = last if last is not None else view.preferences.ideal(view.space)
     terms = view.limits.repair(terms, view.preferences, view.space)

@@ -9,7 +9,9 @@ from ..domain.scenario import HardLimits, Role
 from ..errors import UsageError
 from ..models.base import ChatModel
 from ..models.resolve import resolve_model
-from ..party import PartyView, TurnRecord
+from ..actions import Accept, MakeOffer, WalkAway
+from ..party import AdviceRecord, PartyView, TurnRecord
+from ..strategy import Advice, Strategy
 from .graph import RetryPolicy, TurnConfig, turn_graph
 from .prompt import prompt_hash
 
@@ -42,6 +44,7 @@ class LLMParty:
         constrain: bool = True,
         tracer=None,
         spec: str | None = None,
+        strategy: Strategy | None = None,
     ):
         if mode not in ("auto", "json", "tools"):
             raise UsageError(f"mode must be auto, json or tools, not {mode!r}")
@@ -70,10 +73,12 @@ class LLMParty:
             retry=retry or RetryPolicy(),
             constrain=constrain,
             tracer=tracer,
+            strategy=strategy,
         )
+        self.strategy = strategy
         self._graph = turn_graph()
         self._run_config = {"configurable": {"turn": self.config}}
-        self.prompt_hash = prompt_hash(instructions, resolved)
+        self.prompt_hash = prompt_hash(instructions, resolved, strategy)
 
     async def act(self, view: PartyView) -> TurnRecord:
         if view.role != self.role:
@@ -89,6 +94,7 @@ class LLMParty:
             raw_output=state.get("raw"),
             invalid_attempts=state["attempts"],
             guard=state.get("guard"),
+            advice=_record(state.get("advice"), state["action"], state.get("fallback", False)),
             fallback=state.get("fallback", False),
             usage=state["usage"],
             latency_s=round(time.perf_counter() - t0, 6),
@@ -97,3 +103,18 @@ class LLMParty:
 
     async def aclose(self) -> None:
         await self.model.aclose()
+
+
+def _record(advice: Advice | None, action, fallback: bool) -> AdviceRecord | None:
+    if advice is None:
+        return None
+    options = [*advice.choices, *(a for a in advice.actions if a != "make_offer")]
+    chosen: str | None = None
+    if not fallback:
+        if isinstance(action, Accept):
+            chosen = "accept"
+        elif isinstance(action, WalkAway):
+            chosen = "walk_away"
+        elif isinstance(action, MakeOffer):
+            chosen = advice.choice_of(action.terms) or "own"
+    return AdviceRecord(target=round(advice.target, 6), recommended=advice.recommended, options=options, chosen=chosen)

@@ -27,7 +27,7 @@ import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..domain.concession import OutcomeIndex, target_utility
+from ..strategy import OutcomeIndex, target_utility
 from ..errors import ProviderError, UsageError
 from .base import ModelRequest, ModelResponse, ToolCall
 
@@ -121,6 +121,8 @@ class _Tactic:
         view = request.view
         if view is None:
             raise UsageError("named scripted models need the request's view; call them through an agent")
+        if request.advice is not None:  # the assisted seller: take the strategy's recommendation
+            return _recommended(request)
         idx = OutcomeIndex.shared(view.space, view.preferences, view.limits)
         r = view.limits.utility_floor(view.preferences)
         target = target_utility(view.progress, r, self.exponent, idx.u_max)
@@ -129,6 +131,18 @@ class _Tactic:
             return _action("accept", "That works for me. Deal.")
         offer = idx.offer(target, toward=standing)
         return _action("make_offer", "Here is what I can do.", offer)
+
+
+def _recommended(request: ModelRequest) -> str:
+    advice = request.advice
+    assert advice is not None
+    if advice.recommended == "accept":
+        return _action("accept", "That works for me. Deal.")
+    return _choice(advice.recommended, "Here is what I can do.")
+
+
+def _choice(cid: str, message: str) -> str:
+    return json.dumps({"action": "make_offer", "choice": cid, "message": message})
 
 
 def _below_floor_terms(request: ModelRequest) -> dict:
@@ -149,11 +163,31 @@ def _hostile(request: ModelRequest) -> str:
     """Everything a compromised or jailbroken model might do: cross the floor, leak it."""
     view = request.view
     assert view is not None
+    if request.advice is not None:
+        return _hostile_assisted(request)
     floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
     leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
     if view.standing_offer is not None and view.turn % 2 == 1:
         return _action("accept", f"Sure, I accept anything. {leak}")
     return _action("make_offer", f"Take it for almost nothing. {leak}", _below_floor_terms(request))
+
+
+def _hostile_assisted(request: ModelRequest) -> str:
+    """Hostile against the assisted seller's schema: a made-up option, an accept that is not
+    open, terms of its own below the floor; then a real option with a leaking message."""
+    view, advice = request.view, request.advice
+    assert view is not None and advice is not None
+    floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
+    leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
+    if request.attempt == 0:
+        return _choice("Z", f"Option Z: almost free. {leak}")
+    if request.attempt == 1:
+        if "accept" not in advice.actions and view.standing_offer is not None:
+            return _action("accept", f"Sure, I accept anything. {leak}")
+        return _action("make_offer", f"Take it for almost nothing. {leak}", _below_floor_terms(request))
+    if advice.choices:
+        return _choice(advice.choices[-1], f"My last word. {leak}")
+    return _action("accept", f"Fine. {leak}")
 
 
 class _FirstBadThenGood:
@@ -189,6 +223,8 @@ class _Flaky:
 def _accept_any(request: ModelRequest) -> str:
     view = request.view
     assert view is not None
+    if request.advice is not None:
+        return _action("accept", "Deal.") if "accept" in request.advice.actions else _choice(request.advice.choices[0], "My asking terms.")
     if view.standing_offer is not None:
         return _action("accept", "Deal.")
     return _action("make_offer", "My asking terms.", view.preferences.ideal(view.space))
