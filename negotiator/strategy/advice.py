@@ -101,7 +101,7 @@ class Strategy:
     acceptance: Acceptance = field(default_factory=Acceptance)
     candidates: int = 3
     window: float = 0.05  # bids come from outcomes up to this much above the target
-    similarity: float = 0.0  # weight of nearness to their latest offer against the opponent model's estimate
+    similarity: float = 0.5  # weight of nearness to their latest offer against the opponent model's estimate
     leeway: float = 0.0
     own_terms: bool = False
     walk_away: bool = False
@@ -188,7 +188,7 @@ class Strategy:
                 acceptance=Acceptance(at_deadline=name != "hardliner", combi_after=combi),
                 candidates=int(p.pop("candidates", 3)),
                 window=float(p.pop("window", 0.05)),
-                similarity=float(p.pop("similarity", 0.0)),
+                similarity=float(p.pop("similarity", 0.5)),
                 leeway=float(p.pop("leeway", 0.0)),
                 own_terms=_flag(p.pop("own_terms", False)),
                 walk_away=_flag(p.pop("walk_away", False)),
