@@ -340,7 +340,7 @@ function renderDetail(st) {
 function render() {
   const st = readState();
   for (const k of ["arm", "buyer", "persona", "family", "outcome", "flag", "sort"]) form.elements[k].value = st[k] || (k === "sort" ? "suite" : "");
-  if (document.activeElement !== form.elements.scenario) form.elements.scenario.value = st.scenario || "";
+  if (form.elements.scenario.value !== (st.scenario || "")) form.elements.scenario.value = st.scenario || "";
   if (st.open) renderDetail(st); else renderList(st);
   $("status").textContent = "";
 }

@@ -157,9 +157,18 @@ def test_transcripts_filter_open_and_show_what_the_episodes_hold(tmp_path):
         count.filter(has_text="of 6 negotiations").wait_for()
         assert {(r[1], r[2]) for r in _rows(page)} == {("scripted/hostile", "rule/conceder")}
 
+        # The per-persona table opens a persona's transcripts (the quick suite has one persona).
+        page.locator("table.by_persona tr", has_text="neutral").locator("td").first.locator("a").click()
+        count.filter(has_text="of 72 negotiations").wait_for()
+        assert page.get_by_test_id("filter-persona").input_value() == "neutral"
+        page.get_by_test_id("filter-scenario").fill("standing desk")
+        count.filter(has_text="of 12 negotiations").wait_for()  # one scenario x 4 buyers x 3 arms
+        assert {r[0].split(" furniture-")[0] for r in _rows(page)} == {"standing desk"}
+
         # The filters: arm and outcome, counted against the episodes.
         page.get_by_test_id("clear").click()
         count.filter(has_text="of 72 negotiations").wait_for()
+        assert page.get_by_test_id("filter-scenario").input_value() == "" and page.get_by_test_id("filter-persona").input_value() == ""
         page.get_by_test_id("filter-arm").select_option("scripted/invalid")
         page.get_by_test_id("filter-outcome").select_option("deal")
         deals = [e for e in arms[2].episodes if e.outcome.ended_by == "accept"]
