@@ -170,10 +170,14 @@ def print_report(report: dict, console: Console) -> None:
 # --- files ------------------------------------------------------------------------------
 
 
-def write_report(report: dict, out_dir: str | Path) -> dict[str, Path]:
-    """summary.json, plots/*.png and report.html in ``out_dir``; returns their paths."""
+def write_report(report: dict, out_dir: str | Path, arms: list[Arm] | None = None) -> dict[str, Path]:
+    """summary.json, plots/*.png and report.html in ``out_dir``; returns their paths.
+
+    With ``arms`` (those ``report`` was built from), report.html holds every transcript too.
+    """
     from .html import render_html
     from .plots import write_plots
+    from .transcripts import transcript_data
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -182,5 +186,6 @@ def write_report(report: dict, out_dir: str | Path) -> dict[str, Path]:
     plots = write_plots(report, out / "plots")
     files.update(plots)
     files["html"] = out / "report.html"
-    files["html"].write_text(render_html(report, plots), encoding="utf-8")
+    transcripts = transcript_data(arms) if arms is not None else None
+    files["html"].write_text(render_html(report, plots, transcripts), encoding="utf-8")
     return files

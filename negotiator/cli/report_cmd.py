@@ -40,5 +40,5 @@ def report_command(
     report = build_report(arms, seed=seed)
     print_report(report, console)
     out_dir = out or (arms[0].runs[0] / "report" if len(arms) == 1 else Path("report"))
-    files = write_report(report, out_dir)
+    files = write_report(report, out_dir, arms)
     console.print(f"summary: {files['summary']}\nplots:   {out_dir / 'plots'}\nreport:  {files['html']}")
