@@ -264,18 +264,16 @@ def _checked(scenario: Listing | dict, limits: HardLimits | dict | None) -> tupl
         if isinstance(scenario, Scenario):
             scenario = scenario.listing()  # the buyer's preferences are neither needed nor kept
         sc = scenario if isinstance(scenario, Listing) else Listing.model_validate(scenario)
-        lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
     except ValidationError as e:
         raise UsageError(f"invalid listing: {_first_error(e)}") from None
-    if lim is not None:
-        try:
-            lim.check_space(sc.space)
-        except ValueError as e:
-            raise UsageError(f"invalid limits: {e}") from None
-        merged = sc.seller_limits.merged(lim)
-        best = sc.seller.ideal(sc.space)
-        if not merged.allows(merged.repair(best, sc.seller, sc.space), sc.seller):
-            raise UsageError("the limits leave no offer the seller could make; loosen them")
+    try:
+        lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
+    except ValidationError as e:
+        raise UsageError(f"invalid limits: {_first_error(e)}") from None
+    try:
+        sc.check_limits(lim)
+    except ValueError as e:
+        raise UsageError(f"invalid limits: {e}") from None
     return sc, lim
 
 
