@@ -7,6 +7,9 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -207,3 +210,77 @@ async def test_sessions_verify_their_own_tokens(scenario):
     assert not await sessions.verify_token("0" * 32, a.token)  # no such session
     assert (await sessions.get(a.id)).model_dump().keys() == (await sessions.move(a.id, {"action": "walk_away"})).model_dump().keys()
     assert "token" not in (await sessions.get(a.id)).model_dump()
+
+
+# --- a shop page holding a session token -------------------------------------------------
+
+PAGE = b"<!doctype html><title>shop</title><p>product page</p>"
+
+
+@contextmanager
+def _page_server():
+    """A product page on its own loopback origin (the shop's site, not the service)."""
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(PAGE)))
+            self.end_headers()
+            self.wfile.write(PAGE)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+def test_a_shop_page_in_a_browser_moves_its_negotiation_with_the_token_alone(service_process):
+    """The business's server opens the negotiation with the key and hands the page only the
+    token; the page (another origin, allowed with --cors-origin) reads and moves that negotiation
+    straight from the browser, and can do nothing else with it."""
+    from browser import chromium_page
+
+    fetch = """async ([url, method, token, body]) => {
+        const r = await fetch(url, {method, headers: {"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+                                    body: body ? JSON.stringify(body) : undefined});
+        return [r.status, await r.json()];
+    }"""
+    with _page_server() as shop, _page_server() as elsewhere, chromium_page() as page:
+        server = service_process(args=("--cors-origin", shop))
+        base = server.base_url
+        mine = httpx.post(f"{base}/v1/negotiations", json={"seed": 0}, headers=server.headers).json()
+        other = httpx.post(f"{base}/v1/negotiations", json={"seed": 0}, headers=server.headers).json()
+        page.goto(shop)
+        status, state = page.evaluate(fetch, [f"{base}/v1/negotiations/{mine['id']}", "GET", mine["token"], None])
+        assert status == 200 and state["id"] == mine["id"] and state["turn"] == 0
+        move = {"action": "offer", "terms": _buyer_terms(), "message": "600?", "expected_turn": 0}
+        status, state = page.evaluate(fetch, [f"{base}/v1/negotiations/{mine['id']}/moves", "POST", mine["token"], move])
+        assert status == 200 and state["turn"] == 2 and state["transcript"][-1]["party"] == "seller"
+        status, err = page.evaluate(fetch, [f"{base}/v1/negotiations/{other['id']}", "GET", mine["token"], None])
+        assert status == 403 and err["error"] == "forbidden"
+        status, err = page.evaluate(fetch, [f"{base}/v1/negotiations", "POST", mine["token"], {"seed": 0}])
+        assert status == 403
+        # A page from an origin the business did not list gets no answer it may read.
+        page.goto(elsewhere)
+        blocked = page.evaluate("""async ([url, token]) => {
+            try { await fetch(url, {headers: {"Authorization": "Bearer " + token}}); return "answered"; }
+            catch (e) { return "blocked"; } }""", [f"{base}/v1/negotiations/{mine['id']}", mine["token"]])
+        assert blocked == "blocked"
+    assert httpx.get(f"{base}/v1/negotiations/{other['id']}", headers=server.headers).json()["turn"] == 0
+
+
+def test_serve_refuses_a_wildcard_or_malformed_cors_origin():
+    import subprocess
+    import sys
+
+    for bad in ("*", "shop.example", "https://shop.example/page"):
+        r = subprocess.run([sys.executable, "-m", "negotiator", "serve", "--no-auth", "--cors-origin", bad, "--port", "1"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "--cors-origin" in r.stderr and "https://shop.example" in r.stderr, r.stderr

@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -51,6 +52,7 @@ class ServiceSettings:
     api_key: str | None = None
     tracer: Any = None
     extra: dict = field(default_factory=dict)
+    cors_origins: list[str] = field(default_factory=list)  # shop pages that call the service with a session token
 
 
 _ERRORS = {
@@ -90,6 +92,9 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         verify_token=lambda session_id, token: app.state.sessions.verify_token(session_id, token),
         max_body_bytes=MAX_BODY_BYTES,
     )
+    if settings.cors_origins:  # added last, so outermost: a browser's preflight carries no credential
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type"], max_age=600)
 
     @app.get("/healthz", tags=["operations"])
     async def health() -> dict[str, str]:
