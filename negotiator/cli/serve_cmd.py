@@ -39,6 +39,9 @@ def serve_command(
     instructions: Annotated[str, typer.Option(help="The business's instructions for the seller (tone, brand).")] = "",
     store: Annotated[str, typer.Option(envvar="NEGOTIATOR_STORE", help="Where negotiations are kept: a SQLite file or a postgresql:// URL.")] = "negotiations.sqlite",
     no_auth: Annotated[bool, typer.Option("--no-auth", help="Run without an API key. Local development only.")] = False,
+    cors_origin: Annotated[Optional[list[str]], typer.Option(
+        help="A shop page's origin (https://shop.example) allowed to call the service from the browser with a "
+        "negotiation's session token. Repeat for several.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve negotiations over HTTP. Needs NEGOTIATOR_API_KEY (or --no-auth for local development).
@@ -57,9 +60,12 @@ def serve_command(
     from ..tracing import configure_tracing
 
     key = api_key_from_env(no_auth)
+    for origin in cors_origin or []:
+        if origin == "*" or not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin or origin.count("/") != 2:
+            raise UsageError(f"--cors-origin {origin!r}: give an origin such as https://shop.example (scheme and host, no path)")
     if key is None:
         err_console.print("[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only.")
     configure_tracing("negotiator-service")
     party = make_party(seller, "seller", base_url=seller_base_url, instructions=instructions)  # a bad spec fails here, exit 2
-    application = create_app(ServiceSettings(seller=party, store=store, api_key=key))
+    application = create_app(ServiceSettings(seller=party, store=store, api_key=key, cors_origins=list(cors_origin or [])))
     uvicorn.run(application, host=host, port=port, log_level=log_level, proxy_headers=False, server_header=False)
