@@ -157,7 +157,7 @@ async def test_sessions_refuse_non_finite_limits_and_listings_with_a_usage_error
 
 
 def test_the_sdk_models_refuse_non_finite_numbers_and_name_the_field():
-    with pytest.raises(ValidationError, match=r"minimum\.price\n  Input should be a finite number"):
+    with pytest.raises(UsageError, match=r"invalid limits: minimum\.price: Input should be a finite number"):
         SellerAgent("scripted/hostile", mode="json", limits={"minimum": {"price": math.nan}})
     with pytest.raises(ValidationError, match=r"maximum\.quantity\n  Input should be a finite number"):
         HardLimits(maximum={"quantity": math.inf})

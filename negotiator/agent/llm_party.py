@@ -9,6 +9,8 @@ from ..domain.scenario import HardLimits, Role
 from ..errors import UsageError
 from ..models.base import ChatModel
 from ..models.resolve import resolve_model
+from pydantic import ValidationError
+
 from ..actions import Accept, MakeOffer, WalkAway
 from ..party import AdviceRecord, PartyView, TurnRecord
 from ..strategy import Advice, Strategy
@@ -55,7 +57,7 @@ class LLMParty:
         self.spec = spec or self.model.spec
         self.family = self.model.family
         self.instructions = instructions
-        self.limits = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
+        self.limits = _limits(limits)
         resolved: Literal["json", "tools"] = ("tools" if self.model.supports_tools else "json") if mode == "auto" else mode
         self.mode = resolved
         if tracer is None:
@@ -84,6 +86,11 @@ class LLMParty:
         if view.role != self.role:
             raise UsageError(f"this party plays the {self.role}, but the view is the {view.role}'s")
         if self.limits is not None:
+            try:
+                self.limits.check_space(view.space)
+            except ValueError as e:  # the developer's mistake: raised, not recorded as a failed negotiation
+                raise UsageError(f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
+                                 f"are {', '.join(view.space.names)}") from None
             view = view.model_copy(update={"limits": view.limits.merged(self.limits)})
         t0 = time.perf_counter()
         state = await self._graph.ainvoke({"view": view}, self._run_config)
@@ -103,6 +110,17 @@ class LLMParty:
 
     async def aclose(self) -> None:
         await self.model.aclose()
+
+
+def _limits(limits: HardLimits | dict | None) -> HardLimits | None:
+    if limits is None or isinstance(limits, HardLimits):
+        return limits
+    try:
+        return HardLimits.model_validate(limits)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "limits"
+        raise UsageError(f"invalid limits: {where}: {err['msg']}") from None
 
 
 def _record(advice: Advice | None, action, fallback: bool) -> AdviceRecord | None:

@@ -112,6 +112,12 @@ class SellerAgent(LLMParty):
             raise UsageError(f"the negotiation has already ended ({state.ended_by})")
         if state.to_move != "seller":
             raise UsageError("it is the buyer's move, not the seller's")
+        if self.limits is not None:
+            try:
+                scenario.check_limits(self.limits)
+            except ValueError as e:
+                raise UsageError(f"the seller's limits do not fit listing {scenario.id!r}: {e}; its issues are "
+                                 f"{', '.join(scenario.space.names)}") from None
         return PartyView.of(scenario, "seller", moves, self.limits)
 
     async def respond(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
