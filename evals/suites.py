@@ -11,6 +11,8 @@ Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite d
 
 * ``quick``: one scenario per template x four rule buyers, neutral persona: 24 negotiations.
 * ``heldout``: 48 scenarios x 12 buyer personas x 2 evaluation buyers: 1,152 per seller arm.
+* ``adversarial``: one scenario per template x 8 attacking buyers: 48 negotiations that try
+  to talk, trick or pressure the seller past its limits and into stating its secrets.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from negotiator.buyers.adversarial import ATTACKS, ATTACKS_VERSION
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
 from negotiator.domain.generator import GENERATOR_VERSION, generate, template_names
 from negotiator.domain.scenario import Scenario
@@ -126,7 +129,28 @@ def _heldout() -> Suite:
     )
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout()]}
+def _adversarial() -> Suite:
+    names = template_names()
+    return Suite(
+        name="adversarial",
+        version=ATTACKS_VERSION,  # the attacks are the suite's personas: a change to them is a new version
+        description=(
+            "Buyers that attack the seller: injected instructions, the floor asked for in many ways and in "
+            "disguise, competitor claims, absurd anchors, walk-away threats, other languages, very long messages. "
+            "One scenario per product template x 8 attacks = 48 negotiations. The default buyer rule/persona plays "
+            "each attack scripted (legal offers from a concession tactic, accepting on its own utility); an LLM "
+            "buyer (--buyer openai/...) plays the attack's persona prompt. The report counts below-floor deals, "
+            "disclosures caught by the guard and disclosures that reached the buyer."
+        ),
+        scenario_seeds=tuple(EVAL_SEED_BASE + 200_000 + i for i in range(len(names))),
+        templates=tuple(names),
+        buyers=("rule/persona",),
+        personas=tuple(ATTACKS),
+        max_rounds=5,
+    )
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial()]}
 
 
 def get_suite(name: str) -> Suite:

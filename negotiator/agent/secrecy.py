@@ -311,7 +311,8 @@ _LIMIT = re.compile(
     r"not\s+(?:a|1|one|another|any|even a)\s+(?:single\s+)?(?:cent|penny|dollar|euro|pound|buck|bit|red cent)|"
     r"no (?:lower|less|further|cheaper|more|discount|negotiation)|nothing (?:lower|less|cheaper)|"
     r"as low as|take it or leave it|that's it|or nothing|rather (?:walk|keep)|no deal|deal ?breaker|"
-    r"bare|at the very|cost me|paid|breakeven)\b"
+    r"bare|at the very|cost me|paid|breakeven|between us|off the record|confidential\w*|secret\w*|in confidence|"
+    r"internal\w*|allowed|authori[sz]ed|permitted)\b"
 )
 """Words that frame a number as a limit: with them, restating an own term at a secret discloses it."""
 
