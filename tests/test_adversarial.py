@@ -20,6 +20,7 @@ from evals.summary import audit, summarize
 from negotiator import MakeOffer
 from negotiator.buyers.adversarial import ATTACKS, AdversarialBuyer
 from negotiator.buyers.personas import get_persona
+from negotiator.sessions.moves import BUYER_MESSAGE_MAX_CHARS
 from negotiator.testing import FakeOpenAIServer
 
 ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "200"}
@@ -63,7 +64,7 @@ async def test_scripted_attackers_make_legal_offers_and_can_reach_a_deal(suite, 
                 assert e.scenario.space.problems(t.action.terms) == {}
                 line = next(x for x in attack.lines if _said(x, t.action.message))
                 said[attack.name].add(line)
-                assert len(t.action.message) <= 4000
+                assert len(t.action.message) <= BUYER_MESSAGE_MAX_CHARS
     assert all(len(said[a]) >= 2 for a in ATTACKS)  # the script moves on from turn to turn
     deals = collections.Counter(e.labels["persona"] for e in episodes if e.outcome.deal)
     assert sum(deals.values()) >= 24 and len(deals) >= 6
