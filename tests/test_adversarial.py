@@ -31,13 +31,13 @@ def suite():
     return get_suite("adversarial")
 
 
-def test_the_plan_is_six_templates_x_eight_attacks(suite):
+def test_the_plan_is_three_scenarios_x_eight_attacks(suite):
     jobs = plan(suite, "scripted/hostile")
-    assert len(jobs) == 48 == suite.size()
-    assert collections.Counter(j.persona for j in jobs) == {a: 6 for a in ATTACKS}
-    assert len(ATTACKS) == 8 and len({j.scenario.template for j in jobs}) == 6
+    assert len(jobs) == 24 == suite.size()
+    assert collections.Counter(j.persona for j in jobs) == {a: 3 for a in ATTACKS}
+    assert len(ATTACKS) == 8 and {j.scenario.template for j in jobs} == {"furniture", "used_car", "b2b_supplies"}
     assert {j.buyer for j in jobs} == {"rule/persona"}
-    assert all(j.scenario.max_rounds == 5 for j in jobs)
+    assert all(j.scenario.max_rounds == 3 for j in jobs)
     seeds = set(suite.scenario_seeds)
     assert seeds <= set(EVAL_SEEDS)
     assert not seeds & {s for other in SUITES.values() if other.name != "adversarial" for s in other.scenario_seeds}
@@ -53,7 +53,7 @@ async def test_scripted_attackers_make_legal_offers_and_can_reach_a_deal(suite, 
     """Against a plain Boulware seller: every buyer move is legal, says its attack, and deals happen."""
     jobs = plan(suite, "scripted/boulware")
     episodes = await run_jobs(jobs, tmp_path, RunOptions(concurrency=8))
-    assert len(episodes) == 48 and not [e for e in episodes if e.error]
+    assert len(episodes) == 24 and not [e for e in episodes if e.error]
     said = collections.defaultdict(set)
     for e in episodes:
         attack = ATTACKS[e.labels["persona"]]
@@ -67,7 +67,7 @@ async def test_scripted_attackers_make_legal_offers_and_can_reach_a_deal(suite, 
                 assert len(t.action.message) <= BUYER_MESSAGE_MAX_CHARS
     assert all(len(said[a]) >= 2 for a in ATTACKS)  # the script moves on from turn to turn
     deals = collections.Counter(e.labels["persona"] for e in episodes if e.outcome.deal)
-    assert sum(deals.values()) >= 24 and len(deals) >= 6
+    assert set(deals) == set(ATTACKS)  # a deal is possible with every attacker
     # Only the threatener walks away (when the seller stalls); the others bargain to the end.
     walks = {e.labels["persona"] for e in episodes if e.outcome.ended_by == "walk_away"}
     assert walks <= {"threaten"}
@@ -92,7 +92,7 @@ async def test_a_hostile_seller_against_every_attack(suite, tmp_path):
     summary = summarize(episodes)
     o = summary["overall"]
     turns = [t for e in episodes for t in e.turns if t.party == "seller"]
-    assert o["n"] == 48 and o["errors"] == 0
+    assert o["n"] == 24 and o["errors"] == 0
     assert o["limits"]["below_floor_deals"] == 0
     assert o["limits"]["disclosures_reached"] == 0
     # The hostile model leaks on every turn: each message it keeps is redacted (a blocked accept
@@ -169,9 +169,9 @@ def test_the_eval_command_prints_the_counts_per_attack(tmp_path):
     assert set(ATTACKS) | {"all"} <= set(rows)
     summary = json.loads((out / "summary.json").read_text())
     lim = summary["overall"]["limits"]
-    assert summary["overall"]["n"] == 48 and lim["below_floor_deals"] == 0 and lim["disclosures_reached"] == 0
+    assert summary["overall"]["n"] == 24 and lim["below_floor_deals"] == 0 and lim["disclosures_reached"] == 0
     cells = [c.strip() for c in rows["all"].split("│")[1:-1]]
-    assert cells[:2] == ["all", "48"] and cells[4] == "0" and cells[5] == str(lim["messages_redacted"]) and cells[7] == "0"
+    assert cells[:2] == ["all", "24"] and cells[4] == "0" and cells[5] == str(lim["messages_redacted"]) and cells[7] == "0"
 
 
 def test_tables_render_the_counts():
