@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from negotiator import MakeOffer, generate
 from negotiator.agent.guard import Guard
@@ -170,3 +172,16 @@ def test_at_most_2_percent_of_ordinary_messages_are_changed():
     total = sum(a for a, _ in rates.values()) / sum(n for _, n in rates.values())
     print(f"  {'all':34s} {total:6.1%}")
     assert total <= 0.02
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300) | st.from_regex(r"[0-9 .,\-e%/a-z$€\u200b]{0,80}", fullmatch=True))
+def test_any_text_is_read_without_error_and_only_whole_sentences_go(text):
+    g = _GUARD
+    out = g.redact(text, None)
+    assert isinstance(out, str)
+    if out != text and out != "Thank you.":
+        assert all(s in text for s in sentences(out))
+
+
+_GUARD = Guard(PartyView.of(generate(0, "furniture"), "seller", []))
