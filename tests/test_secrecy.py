@@ -185,3 +185,10 @@ def test_any_text_is_read_without_error_and_only_whole_sentences_go(text):
 
 
 _GUARD = Guard(PartyView.of(generate(0, "furniture"), "seller", []))
+
+
+def test_the_numbers_a_message_states():
+    """What the guard's consistency checks read: words, glued currency, percentages, k."""
+    from negotiator.agent.guard import _numbers
+
+    assert _numbers("I can do 14.3k, or 42% off, six hundred and fourteen, USD614, 14,300.") == [14300, 0.42, 614, 614, 14300]

@@ -438,12 +438,19 @@ def safe_message(terms: dict | None) -> str:
 
 
 def numbers(text: str) -> list[float]:
-    """The numbers ``text`` states, each as written (after normalisation: words, glued currency)."""
+    """The numbers ``text`` states, each as meant (after normalisation: number words, glued
+    currency): ``42%`` as 0.42, ``14.3k`` as 14300."""
     norm = normalize(text)
     out = []
     for m in _TOKEN.finditer(norm):
         v = _token_values(m.group())[0]
-        out.append(v / 100.0 if _PERCENT.match(norm[m.end():]) else v)
+        tail = norm[m.end():]
+        mult = _MULTIPLIER.match(tail)
+        if _PERCENT.match(tail):
+            v /= 100.0
+        elif mult and mult.group(1) in ("k", "thousand", "grand"):
+            v *= 1000.0
+        out.append(v)
     return out
 
 
