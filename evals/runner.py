@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from negotiator.agent.graph import RetryPolicy
+from negotiator.buyers.adversarial import AdversarialBuyer, is_attack
 from negotiator.buyers.personas import NEUTRAL, get_persona
 from negotiator.buyers.rules import RuleParty
 from negotiator.domain.scenario import Scenario
@@ -197,9 +198,11 @@ def make_buyer(job: Job, options: RunOptions) -> Party:
     """The buyer of ``job``: its spec, playing the job's persona."""
     persona = get_persona(job.persona)
     s = parse_spec(job.buyer)
-    if s.kind == "rule" and s.name == "persona":
+    if s.kind == "rule" and s.name == "persona" and is_attack(persona.name):
+        party: Party = AdversarialBuyer(persona.name, seed=job.seed, spec=job.buyer)  # the adversarial suite
+    elif s.kind == "rule" and s.name == "persona":
         tactic = parse_spec(persona.rule_spec)
-        party: Party = RuleParty(tactic.name, "buyer", params=tactic.params, seed=job.seed, spec=job.buyer)
+        party = RuleParty(tactic.name, "buyer", params=tactic.params, seed=job.seed, spec=job.buyer)
     else:
         party = make_party(
             job.buyer, "buyer", seed=job.seed, base_url=options.buyer_base_url, instructions=persona.style,
