@@ -30,7 +30,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from negotiator.agent.graph import RetryPolicy
 from negotiator.buyers.personas import NEUTRAL, get_persona
 from negotiator.buyers.rules import RuleParty
 from negotiator.domain.scenario import Scenario
@@ -190,6 +189,8 @@ def _apply_rate_limit(party: Party, spec: str, limiters: dict[str, RateLimiter])
 def _party_options(base: dict, call_timeout: float | None) -> dict:
     if call_timeout is None:
         return base
+    from negotiator.agent.graph import RetryPolicy  # LLM parties only: rule-only runs never load LangGraph
+
     return {**base, "retry": dataclasses.replace(base.get("retry") or RetryPolicy(), timeout=call_timeout)}
 
 

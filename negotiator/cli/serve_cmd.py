@@ -7,9 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..agent.seller import DEFAULT_SELLER
 from ..errors import UsageError
-from .app import app, err_console
+from .app import DEFAULT_SELLER, app, err_console
 
 MIN_KEY_CHARS = 16
 
@@ -54,12 +53,10 @@ def serve_command(
     except ImportError as e:
         raise UsageError(f"the service needs its extra: pip install 'negotiator[serve]' ({e.name} is missing)") from None
     from ..runtime.parties import make_party
-    from ..tracing import configure_tracing
 
     key = api_key_from_env(no_auth)
     if key is None:
         err_console.print("[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only.")
-    configure_tracing("negotiator-service")
     party = make_party(seller, "seller", base_url=seller_base_url, instructions=instructions)  # a bad spec fails here, exit 2
     application = create_app(ServiceSettings(seller=party, store=store, api_key=key))
     uvicorn.run(application, host=host, port=port, log_level=log_level, proxy_headers=False, server_header=False)
