@@ -16,7 +16,7 @@ app.add_typer(scenarios_app, name="scenarios")
 @scenarios_app.command("list")
 def list_scenarios(
     start: Annotated[int, typer.Option(help="First seed.")] = 0,
-    count: Annotated[int, typer.Option(help="How many seeds.")] = 10,
+    count: Annotated[int, typer.Option(help="How many seeds.", min=1)] = 10,
     template: Annotated[Optional[str], typer.Option(help="Scenario template, e.g. furniture or saas_seats (default: drawn from each seed).")] = None,
 ) -> None:
     """One line per scenario: id, product, issues, rounds, who opens, reservations."""
