@@ -208,3 +208,13 @@ def test_other_commands_refuse_bad_input_clearly(args, message, tmp_path):
 def test_a_cache_home_below_a_file(a_file):
     r = cli("models", "prepare", "tiny-random-gemma", env={"NEGOTIATOR_HOME": str(a_file / "home")})
     usage_error(r, f"NEGOTIATOR_HOME {a_file / 'home'}: {a_file} is a file")
+
+
+def test_serve_refuses_a_store_it_cannot_open(a_file, tmp_path):
+    def serve(store):
+        return cli("serve", "--no-auth", "--seller", "rule/boulware", "--port", "9", "--store", store, timeout=60)
+
+    usage_error(serve(str(a_file / "negotiations.sqlite")), f"--store's folder {a_file} is a file")
+    usage_error(serve(str(tmp_path)), f"--store {tmp_path} is a folder")
+    usage_error(serve(str(a_file)), f"--store {a_file} is not a SQLite database")
+    assert a_file.read_text() == "not a folder\n"
