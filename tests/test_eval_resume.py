@@ -110,3 +110,11 @@ def test_a_limit_beyond_the_plan_gets_a_note(tmp_path):
     assert len(lines(tmp_path / "run")) == 6
     r = cli("eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "6", "--out", str(tmp_path / "run6"), "--quiet")
     assert r.returncode == 0 and "note:" not in r.stdout
+
+
+def test_the_note_counts_the_shard(tmp_path):
+    r = cli("eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--shard", "1/4", "--limit", "10",
+            "--out", str(tmp_path / "run"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert "--limit 10 is more than the 2 negotiations of shard 1/4 of quick with this buyer: running all 2" in r.stdout
+    assert len(lines(tmp_path / "run")) == 2
