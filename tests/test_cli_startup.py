@@ -95,3 +95,11 @@ def test_every_public_name_of_the_package_root_resolves():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=120)
     assert r.returncode == 0, r.stderr
+
+
+def test_the_clis_default_seller_is_the_agents():
+    """The CLI names the default seller without importing the agent; the two must not drift apart."""
+    from negotiator.agent.seller import DEFAULT_SELLER
+    from negotiator.cli.app import DEFAULT_SELLER as CLI_DEFAULT
+
+    assert CLI_DEFAULT == DEFAULT_SELLER
