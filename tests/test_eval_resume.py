@@ -26,7 +26,7 @@ def lines(run) -> list[str]:
 def test_resume_sends_the_remaining_negotiations_to_the_recorded_base_url(tmp_path):
     run = tmp_path / "run"
     with FakeOpenAIServer(lambda req: WALK) as server:
-        r = cli("eval", "--seller", "hosted_vllm/fake", "--seller-base-url", server.base_url, "--buyer", "rule/conceder",
+        r = cli("eval", "--seller", "hosted_vllm/fake?strategy=none", "--seller-base-url", server.base_url, "--buyer", "rule/conceder",
                 "--limit", "4", "--concurrency", "2", "--out", str(run), "--quiet")
         assert r.returncode == 0, r.stderr
         first = len(server.requests)

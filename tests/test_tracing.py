@@ -94,7 +94,7 @@ async def test_a_real_litellm_call_gets_genai_attributes_and_the_servers_token_c
     terms = scenario.seller.ideal(scenario.space)
     reply = json.dumps({"action": "make_offer", "message": "Here you go.", "terms": terms})
     with FakeOpenAIServer(lambda req: reply) as server:
-        seller = SellerAgent("hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer)
+        seller = SellerAgent("hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer, strategy=None)
         turn = await seller.respond(scenario)
     assert turn.action.terms == terms
     (chat,) = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
@@ -110,7 +110,9 @@ SENTINEL = "ZEBRA-7781 my card number is 4111"
 
 async def _session_with_secrets(tracer):
     scenario = generate(0)
-    sessions = Sessions(SellerAgent("scripted/hostile", tracer=tracer, instructions="Brand voice: QUOKKA-5521."), InMemorySaver(), tracer=tracer)
+    # the pure seller: one model call per move, then the guard
+    seller = SellerAgent("scripted/hostile", tracer=tracer, instructions="Brand voice: QUOKKA-5521.", strategy=None)
+    sessions = Sessions(seller, InMemorySaver(), tracer=tracer)
     st = await sessions.open(scenario, limits={"minimum": {"price": 913}})
     st = await sessions.move(st.id, BuyerMove.offer({**scenario.buyer.ideal(scenario.space), "price": 600}, SENTINEL))
     return scenario, st

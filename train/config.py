@@ -56,10 +56,10 @@ PROFILES: dict[str, dict] = {
 RUN_KEYS = (
     "base", "lr", "profile", "num_generations", "prompts_per_step", "max_tokens", "max_rounds", "temperature",
     "invalid_penalty", "lora_r", "lora_alpha", "lora_layers", "buyers", "personas", "scenario_seeds",
-    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards", "train_messages",
+    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards", "train_messages", "strategy",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
-RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True}
+RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True, "strategy": "none"}
 
 
 class TrainConfig(BaseModel):
@@ -89,6 +89,10 @@ class TrainConfig(BaseModel):
     # an answer) only add noise to the gradient; an LLM buyer reads it. None: True exactly
     # when the pool has a buyer that is not rule-based (resolved in ``resolve``).
     train_messages: bool | None = None
+    # The seller that plays the rollouts: "none" is the pure LLM policy (the model writes its
+    # own terms; what docs/results.md measured), a strategy name ("boulware") the assisted
+    # seller, whose model learns which of the strategy's offers to pick and what to say.
+    strategy: str = "none"
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -117,6 +121,9 @@ class TrainConfig(BaseModel):
         return self.num_generations * self.prompts_per_step
 
     def check(self) -> None:
+        from negotiator.agent.seller import seller_strategy
+
+        seller_strategy(self.strategy)  # an unknown name is a UsageError naming the choices
         if self.generation_batch % self.micro_batch:
             raise UsageError(
                 f"--micro-batch {self.micro_batch} must divide the step's {self.generation_batch} negotiations "
