@@ -13,14 +13,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .actions import Accept, Action, MakeOffer, WalkAway
+from .actions import Accept, Action, AnyAction, MakeOffer, WalkAway
 from .domain.issues import Offer
 from .domain.scenario import HardLimits, Listing, PublicScenario, Role, other
 from .domain.utility import Preferences
 from .strategy.schedule import progress
 from .strategy.situation import Situation
 
-AnyAction = MakeOffer | Accept | WalkAway
 
 
 class PublicMove(BaseModel):

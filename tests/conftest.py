@@ -9,7 +9,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
 
-from negotiator.agent.graph import RetryPolicy  # noqa: E402
+from negotiator.llm.graph import RetryPolicy  # noqa: E402
 from negotiator.domain import generate  # noqa: E402
 from negotiator.models import block_remote_requests  # noqa: E402
 

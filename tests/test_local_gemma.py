@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 
-from negotiator import SellerAgent, generate
+from negotiator import SellerAgent
+from negotiator.sim import generate
 from negotiator.actions import Accept, MakeOffer
 from negotiator.models.local import running_servers, stop_all
 from negotiator.models.local.prepare import prepare

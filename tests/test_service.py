@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from negotiator import generate
+from negotiator.sim import generate
 from negotiator.service import ServiceSettings, create_app
 
 KEY = "service-test-key-0123456789"

@@ -30,14 +30,11 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from negotiator.errors import TraceError
 from negotiator.models.base import ModelRequest, ModelResponse
 
 from .base_model import end_of_turn_id
 from .generation import Request
-
-
-class TraceError(RuntimeError):
-    """The seller's chat did not grow append-only: the training sequence cannot follow it."""
 
 
 @dataclass

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from negotiator.errors import NegotiatorError
+from negotiator.errors import SweepFailed
 
 from .config import TrainConfig
 from .run import train
@@ -55,5 +55,3 @@ def _run(cmd: list[str]) -> None:
         raise SweepFailed(f"`{' '.join(cmd[2:])}` exited with code {rc}; fix the cause and rerun the same command to resume")
 
 
-class SweepFailed(NegotiatorError):
-    pass

@@ -59,3 +59,13 @@ def parse_spec(spec: str) -> Spec:
 
 
 _EXAMPLE = {"rule": "boulware", "scripted": "boulware", "local": "gemma-3-270m"}
+
+
+def coerce_param(v: str) -> int | float | bool | str:
+    """A spec parameter's value as the model options take it: a number, a boolean or the text."""
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v.lower(), v)

@@ -11,7 +11,7 @@ from ..models.specs import parse_spec
 from ..party import Party
 
 if TYPE_CHECKING:
-    from ..agent.llm_party import LLMParty
+    from ..llm.party import LLMParty
 
 
 def make_party(

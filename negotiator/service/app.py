@@ -29,9 +29,9 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
+from ..version import package_version
 from ..domain.generator import generate
-from ..errors import ProviderError, UsageError
+from ..errors import Forbidden as _Forbidden, ProviderError, Unauthorised as _Unauthorised, UsageError
 from ..party import Party
 from ..sessions import BuyerMove, MoveConflict, OpenedSession, Sessions, SessionState, UnknownSession
 from .access import ACCESS_SCOPE_KEY, Access, AccessGuard, error_response
@@ -82,7 +82,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
 
     app = FastAPI(
         title="negotiator",
-        version=__version__,
+        version=package_version(),
         summary="A negotiating seller that never crosses the business's hard limits.",
         lifespan=lifespan,
     )
@@ -139,14 +139,6 @@ def create_app(settings: ServiceSettings) -> FastAPI:
 
     _install_error_handlers(app)
     return app
-
-
-class _Unauthorised(Exception):
-    pass
-
-
-class _Forbidden(Exception):
-    pass
 
 
 _bearer = HTTPBearer(

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..actions import replay as replay_moves
 from ..domain.issues import Offer
 from ..domain.protocol import EndReason, ProtocolState
 from ..domain.scenario import Listing, PublicScenario, Role
@@ -49,11 +50,8 @@ class OpenedSession(SessionState):
 
 
 def replay(scenario: Listing, moves: list[PublicMove]) -> ProtocolState:
-    """The protocol state after ``moves`` (moves were checked when they were stored)."""
-    state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
-    for m in moves:
-        state.apply(m.party, m.action.action, m.action.terms)
-    return state
+    """The protocol state after ``moves``, each through the one turn step (``actions.play``)."""
+    return replay_moves(scenario, ((m.party, m.action) for m in moves))
 
 
 def public_state(

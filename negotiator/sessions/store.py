@@ -43,21 +43,17 @@ from uuid import uuid4
 
 from pydantic import ValidationError
 
-from ..actions import MakeOffer
+from ..actions import play
 from ..agent.seller import DEFAULT_SELLER
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing, Scenario
-from ..errors import NegotiatorError, UsageError
+from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSession, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
 from .moves import BuyerMove, to_action
 from .state import OpenedSession, SessionState, public_state, replay
 
 TOKEN_PREFIX = "nst_"  # tells a session token from an API key at a glance (and in a leaked log)
-
-
-class UnknownSession(UsageError):
-    """No session has this id (never opened, or opened in another store)."""
 
 
 class _Channels(TypedDict, total=False):
@@ -210,7 +206,7 @@ class Sessions:
                 buyer = TurnRecord(index=state.turn, party="buyer", action=action)
                 with self.tracer.start_as_current_span("negotiation.turn") as tspan:
                     record_turn(tspan, buyer)
-                state.apply("buyer", action.action, action.terms)
+                action = play(state, scenario.space, "buyer", action)
                 moves.append(PublicMove(party="buyer", action=action))
                 if not state.done:
                     turn = await self._seller_turn(scenario, limits, moves, state)
@@ -253,14 +249,13 @@ class Sessions:
         view = PartyView.of(scenario, "seller", moves, limits)
         with self.tracer.start_as_current_span("negotiation.turn") as span:
             turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
-            problem = state.check("seller", turn.action.action)
-            if problem is None and isinstance(turn.action, MakeOffer):
-                problem = "; ".join(f"{k}: {v}" for k, v in scenario.space.problems(turn.action.terms).items()) or None
-            if problem:  # a bug in the seller party, never the buyer's doing
-                raise NegotiatorError(f"the seller produced an action the protocol forbids: {problem}")
-            turn.index, turn.party = state.turn, "seller"
+            index = state.turn
+            try:
+                turn.action = play(state, scenario.space, "seller", turn.action)
+            except (ProtocolError, InvalidOffer) as e:  # a bug in the seller party, never the buyer's doing
+                raise NegotiatorError(f"the seller produced an action the protocol forbids: {e}") from None
+            turn.index, turn.party = index, "seller"
             record_turn(span, turn)
-        state.apply("seller", turn.action.action, turn.action.terms)
         moves.append(PublicMove(party="seller", action=turn.action))
         return turn
 
