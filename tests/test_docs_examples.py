@@ -32,6 +32,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PYTHON = {"python", "py"}
 SHELL = {"bash", "sh", "shell", "console"}
 TIMEOUT = 300  # seconds per block; the ones that take longer are slow-marked
+SLOW_TIMEOUT = 3600  # a slow block: a 270M run on two shared cores
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
 _MARK = re.compile(r"^\s*<!--\s*(skip|slow|continues)\s*(?::\s*(.*?))?\s*-->\s*$")
@@ -161,6 +162,7 @@ def _segments(group: Group) -> list[tuple[str, str, str]]:
 
 def run_group(group: Group, cwd: Path) -> None:
     env = _env()
+    limit = TIMEOUT if group.slow is None else SLOW_TIMEOUT
     for n, (kind, where, code) in enumerate(_segments(group)):
         if kind == "python":
             script = cwd / f"example_{n}.py"
@@ -172,11 +174,11 @@ def run_group(group: Group, cwd: Path) -> None:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
-            out, err = proc.communicate(timeout=TIMEOUT)
+            out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            pytest.fail(f"{where} ran past {TIMEOUT} s: slow-mark it (<!-- slow: why -->)\n{code}\n{out[-2000:]}\n{err[-2000:]}")
+            pytest.fail(f"{where} ran past {limit} s: slow-mark it (<!-- slow: why -->)\n{code}\n{out[-2000:]}\n{err[-2000:]}")
         assert proc.returncode == 0, f"{where} failed (exit {proc.returncode}):\n{code}\n--- stdout\n{out[-4000:]}\n--- stderr\n{err[-4000:]}"
 
 
