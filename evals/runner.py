@@ -71,6 +71,10 @@ def check_spec(spec: str, role: str) -> None:
         RuleParty(s.name, role, params=s.params, spec=s.raw)  # type: ignore[arg-type]
     elif s.kind == "human":
         raise UsageError(f"a human {role} is only available in `negotiator play`")
+    elif s.kind in ("mcp", "a2a"):
+        from negotiator.buyers.remote import check_remote_spec
+
+        check_remote_spec(spec, role)
 
 
 def plan(
@@ -210,11 +214,16 @@ def make_buyer(job: Job, options: RunOptions) -> Party:
 
 
 async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
-    seller = make_party(
-        job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
-        **_party_options(options.seller_options, options.call_timeout),
-    )
     buyer = make_buyer(job, options)
+    if parse_spec(job.seller).kind in ("mcp", "a2a"):  # a seller served elsewhere: the buyer's moves go over the protocol
+        from negotiator.buyers.remote import remote_parties
+
+        seller, buyer = remote_parties(job.seller, buyer, job.scenario)
+    else:
+        seller = make_party(
+            job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
+            **_party_options(options.seller_options, options.call_timeout),
+        )
     _apply_rate_limit(seller, job.seller, limiters)
     _apply_rate_limit(buyer, job.buyer, limiters)
     try:

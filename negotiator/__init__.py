@@ -21,6 +21,7 @@ _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 __version__ = "0.1.0"
 
 from .actions import Accept, MakeOffer, WalkAway, action_json_schema, tool_definitions  # noqa: E402
+from .agreements import AgreementRecord, InvalidAgreement, verify_agreement  # noqa: E402
 from .agent import DEFAULT_SELLER, Guard, LLMParty, RetryPolicy, SellerAgent  # noqa: E402
 from .buyers import LLMBuyer, RuleParty  # noqa: E402
 from .domain import (  # noqa: E402
@@ -52,6 +53,7 @@ from .sessions import BuyerMove, Sessions, SessionState  # noqa: E402
 __all__ = [
     "__version__",
     "Accept", "MakeOffer", "WalkAway", "action_json_schema", "tool_definitions",
+    "AgreementRecord", "InvalidAgreement", "verify_agreement",
     "DEFAULT_SELLER", "Guard", "LLMParty", "RetryPolicy", "SellerAgent",
     "LLMBuyer", "RuleParty",
     "DiscreteIssue", "HardLimits", "Listing", "NumericIssue", "OutcomeSpace", "Preferences", "Product", "Scenario",

@@ -6,6 +6,8 @@
 ``local/gemma-3-270m``             the embedded local model, served on loopback
 ``local/PATH``                     a local transformers folder or LoRA adapter (from training)
 ``human``                          a person at the terminal (``negotiator play``)
+``mcp+http://HOST:PORT/mcp``       a seller served elsewhere, reached over MCP (the eval's ``--seller``)
+``a2a+http://HOST:PORT``           a seller served elsewhere, reached over A2A (its agent card's base URL)
 anything else                      a LiteLLM model string: ``openai/gpt-4o-mini``,
                                    ``anthropic/claude-...``, ``hosted_vllm/MODEL`` + base URL
 =================================  ===========================================================
@@ -22,7 +24,8 @@ from urllib.parse import parse_qsl
 
 from ..errors import UsageError
 
-SpecKind = Literal["rule", "scripted", "local", "human", "litellm"]
+SpecKind = Literal["rule", "scripted", "local", "human", "litellm", "mcp", "a2a"]
+REMOTE_SCHEMES = ("mcp+http://", "mcp+https://", "a2a+http://", "a2a+https://")
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ def parse_spec(spec: str) -> Spec:
         raise UsageError(f"bad parameters in spec {spec!r}: write them as ?key=value&key2=value2") from None
     if base == "human":
         return Spec(s, "human", "human", params)
+    if base.startswith(REMOTE_SCHEMES):  # name: the plain http(s) URL of the remote service
+        protocol, _, url = base.partition("+")
+        return Spec(s, protocol, url, params)  # type: ignore[arg-type]
     prefix, slash, rest = base.partition("/")
     if prefix in ("rule", "scripted", "local"):
         if not slash or not rest:

@@ -33,6 +33,9 @@ def make_party(
         return RuleParty(s.name, role, params=s.params, seed=seed, spec=s.raw)
     if s.kind == "human":
         raise UsageError("a human party is only available in `negotiator play`")
+    if s.kind in ("mcp", "a2a"):
+        raise UsageError(f"{spec} is a seller served elsewhere: it plays in `negotiator eval --seller {spec}`, or in code "
+                         "through negotiator.buyers.remote.remote_parties(spec, buyer, scenario)")
     if role == "seller":
         return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, **llm_options)
     buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, **llm_options)
