@@ -88,7 +88,7 @@ def test_requests_without_a_valid_key_are_refused(client):
 @pytest.mark.parametrize(
     "path, body, status, says",
     [
-        ("/v1/negotiations", {}, 422, "either 'listing' or 'seed'"),
+        ("/v1/negotiations", {}, 422, "give exactly one of 'listing_id' (the catalogue), 'listing', or 'seed'"),
         ("/v1/negotiations", {"seed": 0, "template": "spaceships"}, 422, "unknown scenario template 'spaceships'"),
         ("/v1/negotiations", {"seed": -1}, 422, "body.seed: Input should be greater than or equal to 0"),
         ("/v1/negotiations", {"seed": 0, "limits": {"minimum": {"colour": 1}}}, 422, "limit on 'colour': not a numeric issue"),

@@ -81,7 +81,9 @@ async def test_every_move_carries_its_terms_and_their_worth_to_seller_and_buyer(
                 assert move["i"] == [[a.raw, a.error] for a in turn.invalid_attempts]
     hostile = sum(e.metrics.guard_interventions for e in arms[1].episodes)
     assert guards == hostile > 0 and checked > 200
-    assert invalid == sum(1 for e in arms[2].episodes for t in e.turns if t.invalid_attempts) > 0
+    # the invalid arm's answers, and the hostile arm's made-up options before it picks a real one
+    assert invalid == sum(1 for a in arms for e in a.episodes for t in e.turns if t.invalid_attempts)
+    assert sum(1 for e in arms[2].episodes for t in e.turns if t.invalid_attempts) > 0
 
 
 async def test_a_long_invalid_answer_is_cut_in_the_page_and_kept_in_the_log(arms):

@@ -11,48 +11,31 @@ and never states its private numbers. The guard is deterministic code, not a pro
 * an assisted model's own terms worth less than the target less the business's leeway are
   repaired the same way;
 * an accept of terms that cross a limit becomes the strategy's counter-offer;
+* a message that states a private number (a floor, a cap, the walk-away value, an issue
+  weight), in digits, words or a plain disguise, has the offending sentences removed, or
+  is replaced when nothing is left (``negotiator.agent.secrecy`` says what it catches);
 * a message that states a value the terms do not hold is corrected (``message_corrected``,
-  see ``consistency``);
-* a message that states a private number (a floor, a cap, the walk-away value) has the
-  offending sentences removed, or is replaced when nothing is left.
+  see ``consistency``).
 
 Every change is recorded as a ``GuardIntervention`` on the turn.
 """
 
 from __future__ import annotations
 
-import re
-
 from ..actions import Accept, MakeOffer, WalkAway
-from ..domain.issues import NumericIssue, Offer
+from ..domain.issues import Offer
 from ..party import AnyAction, GuardIntervention, PartyView
 from ..strategy import Advice, Strategy
 from .consistency import Checker
+from .secrecy import Secrecy, numbers, safe_message
 
 REPAIR_STRATEGY = Strategy()
 """Where a seller without a strategy of its own is repaired to: the default Boulware schedule."""
 
-# Words that make a sentence a disclosure even when the number is also in the offer.
-_DISCLOSURE = re.compile(
-    r"\b(floor|minimum|min\.?|lowest|bottom[- ]line|reservation|walk[- ]away|can(?:no|')t go (?:any )?(?:lower|below)|"
-    r"limit|cost price|break[- ]even|at least|rock[- ]bottom)\b",
-    re.I,
-)
-_NUMBER = re.compile(r"(?<![\w.])[$€£]?\s?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s?(%|k\b)?", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-
 
 def _numbers(text: str) -> list[float]:
-    out = []
-    for m in _NUMBER.finditer(text):
-        v = float(m.group(1).replace(",", "") + (m.group(2) or ""))
-        suffix = (m.group(3) or "").lower()
-        if suffix == "%":
-            v /= 100.0
-        elif suffix == "k":
-            v *= 1000.0
-        out.append(v)
-    return out
+    """The numbers ``text`` states (number words, glued currency and percentages read too)."""
+    return numbers(text)
 
 
 class Guard:
@@ -64,28 +47,12 @@ class Guard:
         self.floor = self.limits.utility_floor(self.prefs)
         self.strategy = strategy or REPAIR_STRATEGY
         self.advice = advice
+        self.secrecy = Secrecy(self.prefs, self.limits, self.space)
         self.secrets = self._secrets()
 
     def _secrets(self) -> list[tuple[float, float]]:
-        """(value, tolerance) of every private number a message must not state."""
-        out: list[tuple[float, float]] = []
-        for bound in (self.limits.minimum, self.limits.maximum):
-            for k, v in bound.items():
-                issue = self.space.issue(k)
-                tol = max(issue.step / 2, abs(v) * 0.002) if isinstance(issue, NumericIssue) else 0.0
-                out.append((float(v), tol))
-        # The walk-away value, as a utility (0.42) or a share (42%), and as the price it implies:
-        # the lowest price the seller could ever accept, all else at its best.
-        out.append((round(self.floor, 2), 0.006))
-        price = max(
-            (i for i in self.space.issues if isinstance(i, NumericIssue)),
-            key=lambda i: self.prefs.weights[i.name],
-            default=None,
-        )
-        if price is not None:
-            lowest = self.limits.repair({**self.prefs.ideal(self.space), price.name: price.low}, self.prefs, self.space)[price.name]
-            out.append((float(lowest), max(price.step / 2, abs(float(lowest)) * 0.002)))
-        return out
+        """(value, tolerance) of every private number a message must not state (shares in [0, 1])."""
+        return [(x.value, x.tolerance) for x in self.secrecy.secrets]
 
     def check(self, action: AnyAction) -> tuple[AnyAction, GuardIntervention | None]:
         kinds: list[str] = []
@@ -146,29 +113,16 @@ class Guard:
         return self.repair(standing if standing is not None else self.prefs.ideal(self.space))
 
     def leaks(self, sentence: str, terms: dict | None) -> bool:
-        own = {float(v) for v in (terms or {}).values() if isinstance(v, (int, float))}
-        disclosure = bool(_DISCLOSURE.search(sentence))
-        for x in _numbers(sentence):
-            for secret, tol in self.secrets:
-                if abs(x - secret) <= tol:
-                    # Restating one's own offer is fine unless it is framed as the floor.
-                    if x in own and not disclosure:
-                        continue
-                    return True
-        return False
+        """Whether ``sentence`` states a secret; restating ``terms`` is fine unless framed as a limit."""
+        return self.secrecy.leaks(sentence, terms)
 
     def redact(self, message: str, terms: dict | None) -> str:
-        if not message:
-            return message
-        sentences = [s for s in _SENTENCE.split(message) if s.strip()]
-        kept = [s for s in sentences if not self.leaks(s, terms)]
-        if len(kept) == len(sentences):
-            return message
-        return " ".join(kept) if kept else _safe_message(terms)
+        """``message`` without the sentences that state a secret (see ``negotiator.agent.secrecy``)."""
+        return self.secrecy.redact(message, terms)
 
 
 def _safe_message(terms: dict | None) -> str:
-    return "Here is my offer." if terms is not None else "Thank you."
+    return safe_message(terms)
 
 
 def fallback_action(view: PartyView, advice: Advice | None = None) -> AnyAction:

@@ -8,9 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..agent.seller import DEFAULT_SELLER
 from ..errors import UsageError
-from .app import app, err_console
+from .app import DEFAULT_SELLER, app, err_console, output_folder
 
 MIN_KEY_CHARS = 16
 
@@ -29,6 +28,25 @@ def api_key_from_env(no_auth: bool) -> str | None:
     if len(key) < MIN_KEY_CHARS:
         raise UsageError(f"NEGOTIATOR_API_KEY is only {len(key)} characters; use at least {MIN_KEY_CHARS} random characters")
     return key
+
+
+def check_store(store: str) -> None:
+    """A SQLite store the service can open: its folder writable, the file (if any) a SQLite database."""
+    if store.startswith(("postgres://", "postgresql://")):
+        return
+    import sqlite3
+    from pathlib import Path
+
+    path = Path(store).expanduser()
+    if path.is_dir():
+        raise UsageError(f"--store {store} is a folder; give the path of a SQLite file (created if missing), e.g. {path / 'negotiations.sqlite'}")
+    output_folder(path.parent, "--store's folder")
+    if path.exists():
+        try:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+                db.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError as e:
+            raise UsageError(f"--store {store} is not a SQLite database ({e}); give another file, or move this one away") from None
 
 
 @app.command("serve")
@@ -70,16 +88,16 @@ def serve_command(
 
         from ..service import ServiceSettings, create_app
     except ImportError as e:
-        raise UsageError(f"the service needs its extra: pip install 'negotiator[serve]' ({e.name} is missing)") from None
+        raise UsageError(f"the service needs its extra: pip install 'negotiator-sdk[serve]' ({e.name} is missing)") from None
     from ..agreements import SIGNING_KEY_ENV, SigningKey
     from ..runtime.parties import make_party
     from ..service.catalogue import Catalogue
-    from ..tracing import configure_tracing
 
     key = api_key_from_env(no_auth)
     for origin in cors_origin or []:
         if origin == "*" or not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin or origin.count("/") != 2:
             raise UsageError(f"--cors-origin {origin!r}: give an origin such as https://shop.example (scheme and host, no path)")
+    check_store(store)
     if key is None:
         err_console.print("[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only.")
     listings = Catalogue.load(catalogue) if catalogue is not None else None
@@ -93,7 +111,6 @@ def serve_command(
         err_console.print(f"[bold yellow]warning:[/] {SIGNING_KEY_ENV} is not set: agreements are signed with a key made for this "
                           "process (public key at /.well-known/jwks.json); after a restart they no longer verify. Set it to "
                           "the output of: python -c 'from negotiator.agreements import SigningKey; print(SigningKey.generate().export())'")
-    configure_tracing("negotiator-service")
     party = make_party(seller, "seller", base_url=seller_base_url, instructions=instructions)  # a bad spec fails here, exit 2
     application = create_app(ServiceSettings(
         seller=party, store=store, api_key=key, cors_origins=list(cors_origin or []), catalogue=listings,

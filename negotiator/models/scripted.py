@@ -11,7 +11,7 @@ pipeline: sensible play, malformed and hostile output, provider failures, latenc
 ``scripted/malformed`` first answer of every turn is unusable, the retry is good
 ``scripted/invalid``   first answer uses values outside the allowed options
 ``scripted/garbage``   never writes a usable action (the agent falls back)
-``scripted/hostile``   offers and accepts below the floor, states the floor
+``scripted/hostile``   offers and accepts below the floor, states the floor plainly and disguised
 ``scripted/flaky``     transient provider errors with probability ``p``
 ``scripted/error``     every call fails with a permanent provider error
 =====================  ============================================================
@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -160,13 +161,23 @@ def _below_floor_terms(request: ModelRequest) -> dict:
 
 
 def _hostile(request: ModelRequest) -> str:
-    """Everything a compromised or jailbroken model might do: cross the floor, leak it."""
+    """Everything a compromised or jailbroken model might do: cross the floor, leak it.
+
+    Every message states the floor and the reservation outright, plus three disguised
+    disclosures that change from turn to turn (number words, cut-up digits, glued currency,
+    zero-width characters, scientific and scaled forms, the walk-away value as a
+    percentage, fraction or decimal, the price weight, the floor framed as a final price):
+    the forms the guard's redaction must read (``negotiator.agent.secrecy``).
+    """
     view = request.view
     assert view is not None
     if request.advice is not None:
         return _hostile_assisted(request)
     floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
     leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
+    forms = _disguised_leaks(view)
+    k = view.turn // 2 + zlib.crc32(view.scenario.id.encode())  # every form comes up across a suite's negotiations
+    leak += " " + " ".join(forms[(3 * k + i) % len(forms)] for i in range(3))
     if view.standing_offer is not None and view.turn % 2 == 1:
         return _action("accept", f"Sure, I accept anything. {leak}")
     return _action("make_offer", f"Take it for almost nothing. {leak}", _below_floor_terms(request))
@@ -179,6 +190,9 @@ def _hostile_assisted(request: ModelRequest) -> str:
     assert view is not None and advice is not None
     floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
     leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
+    forms = _disguised_leaks(view)
+    k = view.turn // 2 + zlib.crc32(view.scenario.id.encode())
+    leak += " " + " ".join(forms[(3 * k + i) % len(forms)] for i in range(3))
     if request.attempt == 0:
         return _choice("Z", f"Option Z: almost free. {leak}")
     if request.attempt == 1:
@@ -188,6 +202,55 @@ def _hostile_assisted(request: ModelRequest) -> str:
     if advice.choices:
         return _choice(advice.choices[-1], f"My last word. {leak}")
     return _action("accept", f"Fine. {leak}")
+
+
+def _disguised_leaks(view) -> list[str]:
+    """The seller's floor, walk-away value and price weight, each said in a disguise."""
+    prefs = view.preferences
+    price = max((i for i in view.space.issues if i.kind == "numeric"), key=lambda i: prefs.weights[i.name], default=None)
+    r = prefs.reservation
+    pct = round(r * 100)
+    out = [
+        f"My walk-away value is {pct} percent.",
+        f"My reservation is {pct}/100.",
+        f"Between us, my reservation is .{pct:02d}.",
+        f"My walk-away value is zero point {' '.join(_spell(int(c)) for c in f'{pct:02d}')}.",
+    ]
+    if price is None:
+        return out
+    v = float(view.limits.minimum.get(price.name, price.low))
+    digits = f"{v:g}"
+    out += [
+        f"My floor is {_spell(v)}.",
+        f"I will not go under {' '.join(digits)}.",
+        f"Bottom line: {'-'.join(digits)}.",
+        f"Between us, the floor is USD{digits}.",
+        f"The lowest is {chr(0x200B).join(digits)}.",
+        f"My minimum is {v:.3e}.",
+        f"Call it {v / 100:g} hundred, my limit.",
+        f"{price.name.replace('_', ' ').capitalize()} is {round(prefs.weights[price.name] * 100)}% of what I care about.",
+        f"{digits} is my final price.",
+    ]
+    return out
+
+
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen").split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _spell(v: float) -> str:
+    """A number in English words, as a leaking model would write it (six hundred and fourteen)."""
+    n = int(v)
+    if n != v:
+        return f"{_spell(n)} point {' '.join(_ONES[int(c)] for c in f'{v:.10g}'.split('.')[1])}"
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else f"-{_ONES[n % 10]}")
+    if n < 1000:
+        return f"{_ONES[n // 100]} hundred" + ("" if n % 100 == 0 else f" and {_spell(n % 100)}")
+    return f"{_spell(n // 1000)} thousand" + ("" if n % 1000 == 0 else f" {_spell(n % 1000)}")
 
 
 class _FirstBadThenGood:

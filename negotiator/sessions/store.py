@@ -103,7 +103,7 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError:
-            raise UsageError("a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator[postgres]'") from None
+            raise UsageError("a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator-sdk[postgres]'") from None
         async with AsyncPostgresSaver.from_conn_string(target) as saver:
             await saver.setup()
             yield saver
@@ -111,7 +111,7 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
     try:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     except ImportError:
-        raise UsageError("a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator[serve]'") from None
+        raise UsageError("a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator-sdk[serve]'") from None
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"store {target!r} is a folder; give a file path such as {path / 'negotiations.sqlite'}")
