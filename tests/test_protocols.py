@@ -1,7 +1,7 @@
 """Buyer agents meet a real ``negotiator serve`` over MCP and A2A, with the official clients,
 on loopback: deals and walk-aways, refused credentials, bad terms as tool errors, a restart
-between two moves, signed agreements; and ``negotiator eval --seller mcp+http://...`` gives
-the in-process outcomes."""
+between two moves, signed agreements; and ``negotiator eval --buyer mcp+http://... --buyer-model ...``
+gives the in-process outcomes."""
 
 from __future__ import annotations
 
@@ -316,22 +316,46 @@ async def test_sessions_sign_the_deal_and_the_service_verifies_it(served):
 
 @pytest.mark.parametrize("protocol", ["mcp", "a2a"])
 def test_eval_of_a_served_seller_over_the_protocol_matches_the_in_process_evaluation(served, tmp_path, protocol):
-    """`negotiator eval --seller mcp+http://...` against `negotiator serve --seller rule/boulware`
-    plays the same negotiations to the same outcomes as `--seller rule/boulware` in process."""
+    """`negotiator eval --buyer mcp+http://... --buyer-model rule/linear` against `negotiator serve --seller
+    rule/boulware` plays the same negotiations to the same outcomes as `--seller rule/boulware` in process;
+    the alias `--seller mcp+http://... --buyer rule/linear` is the same run (it finds every episode done)."""
     from negotiator import read_episodes
 
-    def evaluate(seller: str, out) -> dict:
+    def evaluate(out, *args: str) -> subprocess.CompletedProcess:
         env = {**__import__("os").environ, "NEGOTIATOR_API_KEY": KEY}
-        r = subprocess.run([sys.executable, "-m", "negotiator", "eval", "--suite", "quick", "--seller", seller, "--buyer", "rule/linear",
-                            "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        r = subprocess.run([sys.executable, "-m", "negotiator", "eval", "--suite", "quick", *args, "--out", str(out), "--quiet"],
+                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
         assert r.returncode == 0, r.stdout + r.stderr
+        return r
+
+    def episodes(out) -> dict:
         return {e.labels["negotiation"]: e for e in read_episodes(out / "episodes.jsonl")}
 
     url = f"{protocol}+{served.base_url}" + ("/mcp" if protocol == "mcp" else "")
-    local, remote = evaluate("rule/boulware", tmp_path / "local"), evaluate(url, tmp_path / "remote")
+    evaluate(tmp_path / "local", "--seller", "rule/boulware", "--buyer", "rule/linear")
+    evaluate(tmp_path / "remote", "--buyer", url, "--buyer-model", "rule/linear")
+    local, remote = episodes(tmp_path / "local"), episodes(tmp_path / "remote")
     assert len(local) == 6 and local.keys() == remote.keys()  # the same negotiations: `negotiator report` pairs them
     for k, ep in local.items():
         other = remote[k]
-        assert other.error is None and other.seller.spec == url
+        assert other.error is None and other.seller.spec == url and other.buyer.spec == "rule/linear"
         assert other.outcome == ep.outcome and other.metrics.seller_score == ep.metrics.seller_score
         assert [t.action for t in other.turns] == [t.action for t in ep.turns]
+    alias = evaluate(tmp_path / "remote", "--seller", url, "--buyer", "rule/linear")
+    assert "6 of 6 negotiations already done" in alias.stdout
+    assert episodes(tmp_path / "remote").keys() == remote.keys()
+
+
+def test_the_protocol_buyer_form_refuses_what_it_cannot_mean(tmp_path):
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "negotiator", "eval", "--suite", "quick", *args, "--out", str(tmp_path / "x")],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    url = "mcp+http://127.0.0.1:9/mcp"
+    for args, says in [
+        (("--buyer", url, "--seller", "rule/boulware"), f"--buyer {url} measures the seller served there: drop --seller"),
+        (("--buyer", url, "--buyer", "rule/linear"), "give it once, and the buyer agents as --buyer-model"),
+        (("--buyer-model", "rule/linear"), "--buyer-model is the model of a buyer agent that reaches a seller over a protocol"),
+    ]:
+        r = run(*args)
+        assert r.returncode == 2 and says in " ".join((r.stdout + r.stderr).split()), r.stdout + r.stderr
