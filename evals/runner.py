@@ -75,6 +75,22 @@ def check_spec(spec: str, role: str) -> None:
         from negotiator.buyers.remote import check_remote_spec
 
         check_remote_spec(spec, role)
+    elif s.kind == "plugin":  # import the factory and build one party now: a broken plugin stops the run here
+        from negotiator.plugins import make_plugin_party
+
+        _close_quietly(make_plugin_party(s.raw, s.name, s.params, role))
+    elif s.kind == "litellm":
+        from negotiator.models.preflight import check_provider
+
+        check_provider(s)
+
+
+def _close_quietly(party: Party) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(party.aclose())
+    # inside a running event loop (a notebook, an async caller) the pre-flight party is left to the collector
 
 
 def plan(

@@ -1,8 +1,9 @@
 """Buyers that negotiate with a seller served elsewhere, through its MCP tools or its A2A task.
 
-``negotiator eval --seller mcp+http://HOST:PORT/mcp`` (or ``a2a+http://HOST:PORT``) measures
-a seller wherever it runs, ours or someone else's, end to end over the protocol: each
-evaluation buyer (a rule tactic, an LLM with a persona, anything ``--buyer`` takes) decides
+``negotiator eval --buyer mcp+http://HOST:PORT/mcp --buyer-model MODEL`` (or
+``a2a+http://HOST:PORT``; ``--seller URL --buyer MODEL`` is the same run) measures a seller
+wherever it runs, ours or someone else's, end to end over the protocol: each buyer agent
+(a rule tactic, an LLM with a persona, a plugin party, anything ``--buyer`` takes) decides
 its moves as always, and every move travels only as a protocol call (the MCP tools
 ``open_negotiation``, ``make_offer``, ``accept``, ``walk_away``; A2A messages on one task).
 What the buyer sees of the seller is what the protocol answers: the public listing and the
@@ -52,7 +53,8 @@ def check_remote_spec(spec: str, role: str) -> None:
     """Fail early on a remote spec that cannot work."""
     s = parse_spec(spec)
     if role != "seller":
-        raise UsageError(f"{spec} is a seller served elsewhere: give it as --seller (the evaluation buyers play against it)")
+        raise UsageError(f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model "
+                         "MODEL` (the buyer agents reach it over the protocol)")
     unknown = [k for k in s.params if k not in _PARAMS]
     if unknown:
         raise UsageError(f"unknown parameters for {s.kind}+ specs: {', '.join(unknown)}; known: {', '.join(_PARAMS)}")
@@ -181,6 +183,13 @@ class RelayedBuyer:
         turn = await self.buyer.act(view)
         await self.negotiation.send(turn.action, view.turn)
         return turn
+
+    async def on_end(self, outcome) -> None:
+        hook = getattr(self.buyer, "on_end", None)
+        if hook is not None:
+            result = hook(outcome)
+            if hasattr(result, "__await__"):
+                await result
 
     async def aclose(self) -> None:
         await self.buyer.aclose()

@@ -194,7 +194,7 @@ class Sessions:
             seller_turns: list[TurnRecord] = []
             state = replay(scenario, moves)
             if state.to_move == "seller":
-                seller_turns.append(await self._seller_turn(scenario, limits, moves, state))
+                seller_turns.append(await self._seller_turn(scenario, limits, moves, state, sid))
             await self._commit(
                 sid,
                 {
@@ -238,7 +238,7 @@ class Sessions:
                 state.apply("buyer", action.action, action.terms)
                 moves.append(PublicMove(party="buyer", action=action))
                 if not state.done:
-                    turn = await self._seller_turn(scenario, limits, moves, state)
+                    turn = await self._seller_turn(scenario, limits, moves, state, session_id)
                     seller_turns.append(turn.model_dump(mode="json"))
                 if state.done:
                     span.set_attribute("negotiator.ended_by", state.ended_by or "")
@@ -288,8 +288,10 @@ class Sessions:
 
     # --- internals --------------------------------------------------------------------
 
-    async def _seller_turn(self, scenario: Listing, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState) -> TurnRecord:
-        view = PartyView.of(scenario, "seller", moves, limits)
+    async def _seller_turn(
+        self, scenario: Listing, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState, session_id: str,
+    ) -> TurnRecord:
+        view = PartyView.of(scenario, "seller", moves, limits, negotiation_id=session_id)
         with self.tracer.start_as_current_span("negotiation.turn") as span:
             turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
             problem = state.check("seller", turn.action.action)
