@@ -41,7 +41,7 @@ from .errors import UsageError
 ENTRY_POINT_GROUP = "negotiator.parties"
 # pkg.module:factory (dotted attribute allowed: pkg.module:Class.build); no '/' so a LiteLLM model never reads as one.
 FACTORY_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
-_RESERVED_PREFIXES = ("rule/", "scripted/", "local/", "human", "mcp+", "a2a+")
+_RESERVED_PREFIXES = ("rule/", "scripted/", "local/", "mcp+", "a2a+")  # and the name "human"
 
 
 @functools.cache
@@ -49,7 +49,8 @@ def registered() -> dict[str, Any]:
     """Party names registered by installed distributions: name -> entry point (read once per process)."""
     from importlib.metadata import entry_points
 
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if not ep.name.startswith(_RESERVED_PREFIXES)}
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
+            if ep.name != "human" and not ep.name.startswith(_RESERVED_PREFIXES)}
 
 
 def is_plugin_name(base: str) -> bool:
