@@ -71,6 +71,26 @@ def check_spec(spec: str, role: str) -> None:
         RuleParty(s.name, role, params=s.params, spec=s.raw)  # type: ignore[arg-type]
     elif s.kind == "human":
         raise UsageError(f"a human {role} is only available in `negotiator play`")
+    elif s.kind in ("mcp", "a2a"):
+        from negotiator.buyers.remote import check_remote_spec
+
+        check_remote_spec(spec, role)
+    elif s.kind == "plugin":  # import the factory and build one party now: a broken plugin stops the run here
+        from negotiator.plugins import make_plugin_party
+
+        _close_quietly(make_plugin_party(s.raw, s.name, s.params, role))
+    elif s.kind == "litellm":
+        from negotiator.models.preflight import check_provider
+
+        check_provider(s)
+
+
+def _close_quietly(party: Party) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(party.aclose())
+    # inside a running event loop (a notebook, an async caller) the pre-flight party is left to the collector
 
 
 def plan(
@@ -214,11 +234,16 @@ def make_buyer(job: Job, options: RunOptions) -> Party:
 
 
 async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
-    seller = make_party(
-        job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
-        **_party_options(options.seller_options, options.call_timeout),
-    )
     buyer = make_buyer(job, options)
+    if parse_spec(job.seller).kind in ("mcp", "a2a"):  # a seller served elsewhere: the buyer's moves go over the protocol
+        from negotiator.buyers.remote import remote_parties
+
+        seller, buyer = remote_parties(job.seller, buyer, job.scenario)
+    else:
+        seller = make_party(
+            job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
+            **_party_options(options.seller_options, options.call_timeout),
+        )
     _apply_rate_limit(seller, job.seller, limiters)
     _apply_rate_limit(buyer, job.buyer, limiters)
     try:

@@ -46,6 +46,7 @@ def _version() -> str:
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("Accept", "MakeOffer", "WalkAway", "action_json_schema", "tool_definitions"), ".actions"),
+    **dict.fromkeys(("AgreementRecord", "InvalidAgreement", "verify_agreement"), ".agreements"),
     **dict.fromkeys(("DEFAULT_SELLER", "Guard", "LLMParty", "RetryPolicy", "SellerAgent"), ".agent"),
     "LLMBuyer": ".buyers.llm",
     "RuleParty": ".buyers.rules",
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     __version__: str
     from .actions import Accept, MakeOffer, WalkAway, action_json_schema, tool_definitions
     from .agent import DEFAULT_SELLER, Guard, LLMParty, RetryPolicy, SellerAgent
+    from .agreements import AgreementRecord, InvalidAgreement, verify_agreement
     from .buyers import LLMBuyer, RuleParty
     from .domain import (
         DiscreteIssue, HardLimits, Listing, NumericIssue, OutcomeSpace, Preferences, Product, Scenario, generate,
