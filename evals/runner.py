@@ -72,6 +72,26 @@ def check_spec(spec: str, role: str) -> None:
         RuleParty(s.name, role, params=s.params, spec=s.raw)  # type: ignore[arg-type]
     elif s.kind == "human":
         raise UsageError(f"a human {role} is only available in `negotiator play`")
+    elif s.kind in ("mcp", "a2a"):
+        from negotiator.remote import check_remote_spec
+
+        check_remote_spec(spec, role)
+    elif s.kind == "plugin":  # import the factory and build one party now: a broken plugin stops the run here
+        from negotiator.plugins import make_plugin_party
+
+        _close_quietly(make_plugin_party(s.raw, s.name, s.params, role))
+    elif s.kind == "litellm":
+        from negotiator.models.preflight import check_provider
+
+        check_provider(s)
+
+
+def _close_quietly(party: Party) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(party.aclose())
+    # inside a running event loop (a notebook, an async caller) the pre-flight party is left to the collector
 
 
 def plan(
@@ -210,11 +230,16 @@ def make_buyer(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] |
 
 
 async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
-    seller = make_party(
-        job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
-        **_party_options(options.seller_options, options.call_timeout, limiters.get(provider(job.seller))),
-    )
     buyer = make_buyer(job, options, limiters)
+    if parse_spec(job.seller).kind in ("mcp", "a2a"):  # a seller served elsewhere: the buyer's moves go over the protocol
+        from negotiator.remote import remote_parties
+
+        seller, buyer = remote_parties(job.seller, buyer, job.scenario)
+    else:
+        seller = make_party(
+            job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
+            **_party_options(options.seller_options, options.call_timeout, limiters.get(provider(job.seller))),
+        )
     try:
         return await run_negotiation(
             seller, buyer, job.scenario, job.seed, episode_id_=job.episode_id, labels=job.labels, persona=job.persona

@@ -49,6 +49,10 @@ class Forbidden(UsageError):
     """The credentials are valid but not for this negotiation (HTTP 403)."""
 
 
+class InvalidAgreement(NegotiatorError):
+    """An agreement record that does not verify: changed after signing, or signed by another key."""
+
+
 class ScriptError(UsageError):
     """A scripted test model was used other than its script says (a test's mistake)."""
 
@@ -92,6 +96,14 @@ class ProtocolError(NegotiatorError):
     """An action the protocol does not allow at this point (e.g. accepting nothing)."""
 
 
+class RemoteRefused(NegotiatorError):
+    """A remote seller's service answered a call with an error (a REST error code and message)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
 class InvalidOffer(NegotiatorError, ValueError):
     """Offer terms that do not fit the outcome space. ``problems`` maps issue -> reason."""
 
@@ -124,7 +136,7 @@ class ActionParseError(Exception):
 
 
 __all__ = [
-    "ActionParseError", "Forbidden", "InvalidOffer", "ModelError", "MoveConflict", "NegotiatorError", "ProtocolError",
-    "ProviderError", "RemoteRequestBlocked", "ScriptError", "ScriptExhausted", "SweepFailed", "TraceError",
+    "ActionParseError", "Forbidden", "InvalidAgreement", "InvalidOffer", "ModelError", "MoveConflict", "NegotiatorError", "ProtocolError",
+    "ProviderError", "RemoteRefused", "RemoteRequestBlocked", "ScriptError", "ScriptExhausted", "SweepFailed", "TraceError",
     "Unauthorised", "UnknownSession", "Unreachable", "UsageError",
 ]

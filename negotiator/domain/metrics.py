@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from pydantic import BaseModel, ConfigDict
 
 from .issues import Offer
@@ -42,17 +40,15 @@ class ScenarioAnalysis:
 Point = tuple[float, float, tuple]
 
 
-def _prune(us: np.ndarray, ub: np.ndarray) -> np.ndarray:
-    """Indices of the Pareto-optimal points (maximising both utilities), by U_s descending.
-
-    A stable sort by (U_s, U_b) descending, then a point stays when its U_b beats every
-    U_b before it: one pass in numpy, where a Python loop over the product of two
-    frontiers was most of a rule-vs-rule evaluation's time.
-    """
-    order = np.lexsort((-ub, -us))
-    b = ub[order]
-    before = np.maximum.accumulate(np.concatenate(([-1.0], b[:-1])))
-    return order[b > before + 1e-12]
+def _prune(points: list[Point]) -> list[Point]:
+    """The Pareto-optimal points (maximising both utilities), sorted by U_s descending."""
+    points.sort(key=lambda p: (-p[0], -p[1]))
+    out, top = [], -1.0
+    for p in points:
+        if p[1] > top + 1e-12:
+            out.append(p)
+            top = p[1]
+    return out
 
 
 def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: int = 201) -> list[Point]:
@@ -65,8 +61,7 @@ def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: 
     """
     s, b = scenario.seller, scenario.buyer
     lim = scenario.seller_limits
-    fs, fb = np.zeros(1), np.zeros(1)
-    steps: list[tuple[np.ndarray, np.ndarray, list]] = []  # per issue: (parent, value index, values)
+    front: list[Point] = [(0.0, 0.0, ())]
     for issue in scenario.space.issues:
         k = issue.name
         values = list(issue.options) if issue.kind == "discrete" else issue.grid(points)
@@ -78,19 +73,9 @@ def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: 
             ]
         ws, wb = s.weights[k], b.weights[k]
         vs, vb = s.values[k], b.values[k]
-        ps = np.array([ws * vs(v) for v in values], dtype=float)
-        pb = np.array([wb * vb(v) for v in values], dtype=float)
-        per = _prune(ps, pb) if values else np.zeros(0, dtype=int)
-        values, ps, pb = [values[i] for i in per], ps[per], pb[per]
-        us, ub = (fs[:, None] + ps[None, :]).ravel(), (fb[:, None] + pb[None, :]).ravel()
-        keep = _prune(us, ub) if len(us) else np.zeros(0, dtype=int)
-        steps.append((keep // max(len(values), 1), keep % max(len(values), 1), values))
-        fs, fb = us[keep], ub[keep]
-    columns, at = [], np.arange(len(fs))  # each frontier point's value of each issue, walked back
-    for parent, index, values in reversed(steps):
-        columns.append([values[i] for i in index[at].tolist()])
-        at = parent[at]
-    return list(zip(fs.tolist(), fb.tolist(), zip(*reversed(columns)) if columns else [()] * len(fs)))
+        per = _prune([(ws * vs(v), wb * vb(v), (v,)) for v in values])
+        front = _prune([(a + c, d + e, t + x) for a, d, t in front for c, e, x in per])
+    return front
 
 
 _CACHE: dict[str, ScenarioAnalysis] = {}

@@ -7,6 +7,7 @@ usage errors (a bad spec, a blocked remote request in tests) and cancellation pr
 
 from __future__ import annotations
 
+import inspect
 import time
 
 from opentelemetry import trace
@@ -57,7 +58,7 @@ async def run_negotiation(
         span.set_attribute("negotiator.buyer", buyer.spec)
         while not state.done:
             role = state.to_move
-            view = PartyView.of(scenario, role, moves)
+            view = PartyView.of(scenario, role, moves, negotiation_id=eid)
             with tracer.start_as_current_span("negotiation.turn") as tspan:
                 tspan.set_attribute("negotiator.turn", state.turn)
                 tspan.set_attribute("negotiator.party", role)
@@ -93,6 +94,12 @@ async def run_negotiation(
     wall = time.perf_counter() - t0
     outcome = outcome_metrics(scenario, state.agreement, state.turn)
     metrics = EpisodeMetrics(**outcome.model_dump(), **process_metrics(turns, wall).model_dump())
+    ended = Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party)
+    labels = dict(labels or {})
+    for role, party in parties.items():
+        problem = await _on_end(party, ended)
+        if problem:
+            labels.setdefault("on_end_error", {})[role] = problem
     return Episode(
         episode_id=eid,
         scenario=scenario,
@@ -100,11 +107,25 @@ async def run_negotiation(
         buyer=PartyInfo(spec=buyer.spec, family=buyer.family, persona=persona),
         seed=seed,
         turns=turns,
-        outcome=Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party),
+        outcome=ended,
         metrics=metrics,
         error=error,
         provenance=Provenance(
             package_version=package_version(), seed=seed, prompt_hash=getattr(seller, "prompt_hash", None), git_commit=git_commit()
         ),
-        labels=dict(labels or {}),
+        labels=labels,
     )
+
+
+async def _on_end(party: Party, outcome: Outcome) -> str | None:
+    """Tell a party how its negotiation ended (its optional ``on_end``); a failure there is kept, not raised."""
+    hook = getattr(party, "on_end", None)
+    if hook is None:
+        return None
+    try:
+        result = hook(outcome)
+        if inspect.isawaitable(result):
+            await result
+    except Exception as e:  # the negotiation is over and scored: a party's bookkeeping must not undo it
+        return f"{type(e).__name__}: {e}"[:500]
+    return None
