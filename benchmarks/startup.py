@@ -4,7 +4,7 @@
     python benchmarks/startup.py --negmas-python /tmp/negmas-venv/bin/python   # and NegMAS beside it
     python benchmarks/startup.py --importtime                      # where an eval's import time goes
     git archive 52a9c11 | tar -x -C /tmp/before                      # an earlier version's source ...
-    python benchmarks/startup.py --baseline /tmp/before            # ... timed beside this one
+    python benchmarks/startup.py --baseline /tmp/before            # ... timed beside this one (start-up and the suite)
 
 Every figure runs the CLI as a user does: a new process each time, timed from outside, the
 median of several repetitions, the measurements of different commands interleaved so a
@@ -218,6 +218,11 @@ def main() -> None:
         lines = len((out / "episodes.jsonl").read_text().splitlines())
         assert lines == n, f"the suite logged {lines} negotiations, not {n}"
         shutil.rmtree(out, ignore_errors=True)
+        if args.baseline:  # the other version's suite, interleaved with this one's
+            env = {**ENV, "PYTHONPATH": str(args.baseline.resolve())}
+            suite["baseline"].append(timed([sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--seller", "rule/boulware",
+                                            "--out", str(out), "--quiet"], work, env, label="baseline"))
+            shutil.rmtree(out, ignore_errors=True)
         if args.negmas_python:
             script = work / "negmas_run.py"
             script.write_text(NEGMAS_RUN)
@@ -226,12 +231,15 @@ def main() -> None:
     rates = {}
     for name, xs in suite.items():
         m = statistics.median(xs)
-        count = n if name == "negotiator" else n_negmas
+        count = n_negmas if name == "NegMAS" else n
         rates[name] = count / m
-        label = name if name == "negotiator" else f"NegMAS ({args.negmas_grid}-point grid)" if args.negmas_grid == "11" else "NegMAS (full space)"
+        label = "baseline negotiator" if name == "baseline" else name if name == "negotiator" else f"NegMAS ({args.negmas_grid}-point grid)" if args.negmas_grid == "11" else "NegMAS (full space)"
         cpu = statistics.median(CPU[name])
         print(f"  {label:<26} {count:5d} negotiations {m:8.2f} s {count / m:8.1f} negotiations/s; CPU {cpu:6.2f} s, "
               f"{count / cpu:6.1f} per CPU second   (runs: {', '.join(f'{x:.2f}' for x in xs)})")
+    if "baseline" in rates:
+        print(f"  this version / baseline: {rates['negotiator'] / rates['baseline']:.2f}x (wall), "
+              f"{statistics.median(CPU['baseline']) / statistics.median(CPU['negotiator']):.2f}x (CPU)")
     if "NegMAS" in rates:
         cpu_ratio = (n / statistics.median(CPU["negotiator"])) / (n_negmas / statistics.median(CPU["NegMAS"]))
         print(f"  negotiator / NegMAS: {rates['negotiator'] / rates['NegMAS']:.2f}x (wall), {cpu_ratio:.2f}x (per CPU second)")

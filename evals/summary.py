@@ -80,7 +80,7 @@ def audit(ep: Episode) -> dict[str, int]:
     """
     s = ep.scenario
     below = bool(ep.outcome.deal and ep.outcome.terms is not None and s.seller_limits.violations(ep.outcome.terms, s.seller))
-    secrecy = Secrecy(s.seller, s.seller_limits, s.space)
+    secrecy = _checker(s.seller, s.seller_limits, s.space)
     out = {"below_floor_deals": int(below), "messages_redacted": 0, "messages_corrected": 0, "disclosures_reached": 0,
            "own_terms_restated": 0}
     for t in ep.turns:
@@ -95,6 +95,34 @@ def audit(ep: Episode) -> dict[str, int]:
             terms = t.action.terms if isinstance(t.action, MakeOffer) else None
             out["own_terms_restated"] += not any(secrecy.disclosures(x, terms) for x in stated)
     return out
+
+
+class _MemoSecrecy:
+    """One seller's secrecy check with its answers kept: the personas of a scenario share
+    the seller, and a rule seller says the same sentence in many of its negotiations."""
+
+    def __init__(self, secrecy: Secrecy):
+        self._secrecy = secrecy
+        self._seen: dict[tuple, list] = {}
+
+    def disclosures(self, sentence: str, terms: dict | None = None) -> list:
+        key = (sentence, None if terms is None else tuple(sorted((k, repr(v)) for k, v in terms.items())))
+        if key not in self._seen:
+            self._seen[key] = self._secrecy.disclosures(sentence, terms)
+        return self._seen[key]
+
+
+_CHECKERS: dict[str, _MemoSecrecy] = {}
+
+
+def _checker(prefs, limits, space) -> _MemoSecrecy:
+    """The check of the seller with these preferences, limits and issues (by content)."""
+    key = f"{prefs.model_dump_json()}|{limits.model_dump_json()}|{space.model_dump_json()}"
+    if key not in _CHECKERS:
+        if len(_CHECKERS) > 256:
+            _CHECKERS.clear()
+        _CHECKERS[key] = _MemoSecrecy(Secrecy(prefs, limits, space))
+    return _CHECKERS[key]
 
 
 def limits_block(eps: list[Episode], audits: dict[str, dict] | None = None) -> dict[str, int]:

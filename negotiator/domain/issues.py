@@ -9,6 +9,7 @@ and unknown keys are invalid.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from functools import cached_property
@@ -91,9 +92,7 @@ class NumericIssue(_IssueBase):
 
     def grid(self, points: int) -> list[Value]:
         """``points`` evenly spaced values (snapped), always including both ends."""
-        n = max(2, points)
-        vals = [self.snap(self.low + (self.high - self.low) * i / (n - 1)) for i in range(n)]
-        return list(dict.fromkeys(vals))
+        return list(_grid(self, points))
 
     def check(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -124,6 +123,15 @@ class NumericIssue(_IssueBase):
         if x is None:
             raise ValueError(f"must be a number between {_fmt(self.low)} and {_fmt(self.high)}, got {value!r}")
         return self.snap(x)
+
+
+@functools.lru_cache(maxsize=4096)
+def _grid(issue: NumericIssue, points: int) -> tuple[Value, ...]:
+    # Every Pareto analysis and outcome index asks for the same grids again: keep them
+    # (an issue is frozen, so equal issues share one).
+    n = max(2, points)
+    vals = [issue.snap(issue.low + (issue.high - issue.low) * i / (n - 1)) for i in range(n)]
+    return tuple(dict.fromkeys(vals))
 
 
 class DiscreteIssue(_IssueBase):

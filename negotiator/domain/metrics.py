@@ -40,28 +40,34 @@ class ScenarioAnalysis:
 Point = tuple[float, float, tuple]
 
 
-def _prune(points: list[Point]) -> list[Point]:
-    """The Pareto-optimal points (maximising both utilities), sorted by U_s descending."""
-    points.sort(key=lambda p: (-p[0], -p[1]))
-    out, top = [], -1.0
-    for p in points:
-        if p[1] > top + 1e-12:
-            out.append(p)
-            top = p[1]
-    return out
+def _pareto_order(us: list[float], ub: list[float]) -> list[int]:
+    """Indices of the Pareto-optimal points (maximising both utilities), U_s descending.
+
+    Ties keep U_b descending, then the given order. Two stable sorts on C-level keys do what
+    one sort on ``(-U_s, -U_b)`` would, without building a key tuple per point."""
+    order = sorted(range(len(us)), key=ub.__getitem__, reverse=True)
+    order.sort(key=us.__getitem__, reverse=True)
+    kept, top = [], -1.0
+    for i in order:
+        u = ub[i]
+        if u > top + 1e-12:
+            kept.append(i)
+            top = u
+    return kept
 
 
 def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: int = 201) -> list[Point]:
-    """Pareto frontier of the outcome space as (U_s, U_b, values in issue order).
+    """Pareto frontier of the outcome space as (U_s, U_b, values in issue order), U_s descending.
 
     Utilities are additive, so the frontier of the whole space is the pruned sum of the
     per-issue frontiers: built issue by issue it stays small and exact on the grid
     (``points`` values per numeric issue). ``within_limits`` drops values the seller's
-    per-issue hard limits forbid.
+    per-issue hard limits forbid. The sums are kept as plain float lists and the terms are
+    put together only for the points that survive a step (most of the products do not).
     """
     s, b = scenario.seller, scenario.buyer
     lim = scenario.seller_limits
-    front: list[Point] = [(0.0, 0.0, ())]
+    fus, fub, fvals = [0.0], [0.0], [()]
     for issue in scenario.space.issues:
         k = issue.name
         values = list(issue.options) if issue.kind == "discrete" else issue.grid(points)
@@ -73,9 +79,17 @@ def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: 
             ]
         ws, wb = s.weights[k], b.weights[k]
         vs, vb = s.values[k], b.values[k]
-        per = _prune([(ws * vs(v), wb * vb(v), (v,)) for v in values])
-        front = _prune([(a + c, d + e, t + x) for a, d, t in front for c, e, x in per])
-    return front
+        cus, cub = [ws * vs(v) for v in values], [wb * vb(v) for v in values]
+        kept = _pareto_order(cus, cub)
+        pus, pub, pvals = [cus[i] for i in kept], [cub[i] for i in kept], [values[i] for i in kept]
+        # Every (front point, issue value) pair, front-major: point i with value j sits at i * n + j.
+        n = len(kept)
+        us = [a + c for a in fus for c in pus]
+        ub = [d + e for d in fub for e in pub]
+        kept = _pareto_order(us, ub)
+        fus, fub = [us[i] for i in kept], [ub[i] for i in kept]
+        fvals = [fvals[i // n] + (pvals[i % n],) for i in kept]
+    return list(zip(fus, fub, fvals))
 
 
 _CACHE: dict[str, ScenarioAnalysis] = {}

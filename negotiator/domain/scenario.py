@@ -216,7 +216,7 @@ class Listing(BaseModel):
 
     def limits(self, role: Role) -> HardLimits:
         """Hard limits of ``role``. Buyers have none beyond their reservation utility."""
-        return self.seller_limits if role == "seller" else HardLimits()
+        return self.seller_limits if role == "seller" else NO_LIMITS
 
     def check_limits(self, limits: HardLimits | None) -> HardLimits:
         """The seller's limits with ``limits`` added (the stricter of both); ValueError when
@@ -269,6 +269,11 @@ class PublicScenario(BaseModel):
     @cached_property
     def space(self) -> OutcomeSpace:
         return OutcomeSpace(issues=self.issues)
+
+
+NO_LIMITS = HardLimits()
+"""The buyer's limits: none (frozen, so every view shares one, and the strategy's outcome
+index for a side is found by identity on every move)."""
 
 
 def _snap_into(issue: NumericIssue, x: float, *, up: bool) -> Value:

@@ -7,6 +7,7 @@ side's reservation utility ``r``. The seller's score of a deal is ``(U_s - r_s)/
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Literal, Union
 
 import math
@@ -100,7 +101,13 @@ class Preferences(BaseModel):
                 raise ValueError(f"issue {issue.name!r} is numeric: give a linear value function")
 
     def utility(self, offer: Offer) -> float:
-        return sum(w * self.values[k](offer[k]) for k, w in self.weights.items())
+        # sum() over a list: the same additions in the same order as over a generator, faster
+        # (bidding and the guard value thousands of offers per negotiation).
+        return sum([w * vf(offer[k]) for k, w, vf in self._terms])
+
+    @cached_property
+    def _terms(self) -> tuple[tuple[str, float, LinearValue | TableValue], ...]:
+        return tuple((k, w, self.values[k]) for k, w in self.weights.items())
 
     def issue_value(self, issue: str, value: Value) -> float:
         return self.values[issue](value)

@@ -123,7 +123,9 @@ class Strategy:
 
     def target(self, situation: Situation, jitter: float = 0.0) -> float:
         """The schedule's target on this move, kept between the floor and the best outcome."""
-        idx = self.index(situation)
+        return self._target(situation, self.index(situation), jitter)
+
+    def _target(self, situation: Situation, idx: OutcomeIndex, jitter: float) -> float:
         t = self.schedule.target(situation, idx.u_max) + jitter
         return max(situation.floor, min(idx.u_max, t))
 
@@ -135,7 +137,7 @@ class Strategy:
     def advise(self, situation: Situation, *, jitter: float = 0.0) -> Advice:
         """What to do on this move (``jitter``: a rule party's noise on the target)."""
         idx = self.index(situation)
-        target = self.target(situation, jitter)
+        target = self._target(situation, idx, jitter)
         model = self.opponent(situation)
         offers = bids(idx, target, model=model, toward=situation.standing, k=self.candidates, window=self.window, similarity=self.similarity)
         candidates = tuple(
@@ -161,7 +163,7 @@ class Strategy:
         """Terms at the current target nearest ``terms``: where a guard moves an offer that
         crossed a limit, so a repair says nothing about where the floor is."""
         idx = self.index(situation)
-        return idx.offer(self.target(situation), toward=terms, window=self.window)
+        return idx.offer(self._target(situation, idx, 0.0), toward=terms, window=self.window)
 
     @classmethod
     def named(cls, name: str, params: dict | None = None) -> Strategy:

@@ -10,6 +10,8 @@ offer (the similarity criterion of Faratin's trade-off tactic).
 
 from __future__ import annotations
 
+import heapq
+
 from ..domain.issues import Offer
 from .opponent import FrequencyModel
 from .outcomes import OutcomeIndex
@@ -33,18 +35,23 @@ def bids(
     band = index.band(target, window)
     if not band:
         return [dict(index.ideal)]
-    tuned: list[Offer] = []
+    # Distinct tuned offers, first occurrence first (the band's order breaks ties below).
+    names = index.space.names
+    distinct: dict[tuple, Offer] = {}
     for o in band:
         t = index.fine_tune(dict(o), target)
-        if t not in tuned:
-            tuned.append(t)
+        distinct.setdefault(tuple(t[n] for n in names), t)
+    tuned = list(distinct.values())
 
     def distance(o: Offer) -> float:
         return index.distance(o, toward) if toward is not None else 0.0
 
     if model is None:
-        tuned.sort(key=distance)
-    else:
-        n = len(index.space.issues)
-        tuned.sort(key=lambda o: (-round(model.utility(o) - similarity * distance(o) / n, 9), distance(o)))
-    return tuned[:k]
+        return heapq.nsmallest(k, tuned, key=distance)
+    n = len(names)
+
+    def rank(o: Offer) -> tuple[float, float]:
+        d = distance(o)
+        return -round(model.utility(o) - similarity * d / n, 9), d
+
+    return heapq.nsmallest(k, tuned, key=rank)  # what sorted(tuned, key=rank)[:k] gives, without the full sort

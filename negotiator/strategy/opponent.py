@@ -38,11 +38,17 @@ class FrequencyModel:
     offers: list[Offer] = field(default_factory=list)
     weights: dict[str, float] = field(init=False)
     _counts: dict[str, dict[str, float]] = field(init=False)
+    # Estimates per issue, valid until the next offer: bidding asks for them once per
+    # candidate offer, and each would otherwise re-read every offer so far.
+    _estimates: dict[str, dict[str, float] | bool] = field(init=False)
+    _issues: dict[str, NumericIssue | DiscreteIssue] = field(init=False)
 
     def __post_init__(self):
         n = len(self.space.issues)
         self.weights = {i.name: 1.0 / n for i in self.space.issues}
         self._counts = {i.name: {} for i in self.space.issues if isinstance(i, DiscreteIssue)}
+        self._estimates = {}
+        self._issues = {i.name: i for i in self.space.issues}
 
     @classmethod
     def learn(cls, space: OutcomeSpace, own: Preferences, offers: Sequence[Offer], **kw) -> FrequencyModel:
@@ -60,6 +66,7 @@ class FrequencyModel:
         for name, counts in self._counts.items():
             key = str(offer[name])
             counts[key] = counts.get(key, 0.0) + 1.0
+        self._estimates.clear()
         if previous is None:
             return
         unmoved = [i.name for i in self.space.issues if self._unmoved(i, previous, offer)]
@@ -78,10 +85,15 @@ class FrequencyModel:
 
     def value(self, issue_name: str, value) -> float:
         """Estimated value of ``value`` on one issue to the other side, in [0, 1]."""
-        issue = self.space.issue(issue_name)
+        issue = self._issues[issue_name]
+        estimate = self._estimates.get(issue_name)
+        if estimate is None:
+            estimate = self._estimates[issue_name] = (
+                self._option_values(issue) if isinstance(issue, DiscreteIssue) else self._numeric_prefers_high(issue)
+            )
         if isinstance(issue, DiscreteIssue):
-            return self._option_values(issue)[str(value)]
-        best_high = self._numeric_prefers_high(issue)
+            return estimate[str(value)]
+        best_high = estimate
         t = (float(value) - issue.low) / (issue.high - issue.low)
         return t if best_high else 1.0 - t
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
+from operator import itemgetter
 
 from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
 from ..domain.scenario import HardLimits
@@ -32,6 +33,9 @@ class OutcomeIndex:
         if len(cls._shared) > 2048:
             cls._shared.clear()
         bucket = cls._shared.setdefault(key, [])
+        for idx in bucket:  # the same objects on every move of a negotiation: check identity first
+            if idx.prefs is prefs and idx.limits is limits and idx.space is space:
+                return idx
         for idx in bucket:
             if idx.prefs == prefs and idx.limits == limits and idx.space == space:
                 return idx
@@ -48,6 +52,13 @@ class OutcomeIndex:
         self.u_max = prefs.utility(self.ideal)
         numeric = [i for i in space.issues if isinstance(i, NumericIssue)]
         self.tune = max(numeric, key=lambda i: prefs.weights[i.name]) if numeric else None
+        # What ``distance`` needs per issue, looked up once: bidding measures every candidate.
+        self._scales = [
+            (i.name, "numeric", None, i.high - i.low) if isinstance(i, NumericIssue)
+            else (i.name, "ordered", {o: n for n, o in reversed(list(enumerate(i.options)))}, len(i.options) - 1) if i.ordered
+            else (i.name, "categorical", None, 1)
+            for i in space.issues
+        ]
 
     def _allowed_outcomes(self, points: int) -> list[tuple[float, Offer]]:
         """(utility, offer) on the grid within the limits, ascending; the products are
@@ -66,15 +77,17 @@ class OutcomeIndex:
             axes.append([(w * vf(v), v) for v in values])
         floor = lim.utility_floor(prefs) - 1e-9
         names = self.space.names
-        out = []
-        for combo in itertools.product(*axes):
-            u = sum(c[0] for c in combo)
-            if u >= floor:
-                out.append((u, dict(zip(names, (c[1] for c in combo)))))
+        # The utilities of every combination, in itertools.product's order, summed issue by
+        # issue (the same additions, in the same order, as summing each combination).
+        us = [0]
+        for axis in axes:
+            us = [a + u for a in us for u, _ in axis]
+        combos = itertools.product(*([v for _, v in axis] for axis in axes))
+        out = [(u, dict(zip(names, combo))) for u, combo in zip(us, combos) if u >= floor]
         if not out:
             ideal = prefs.ideal(self.space)
             out = [(prefs.utility(ideal), ideal)]
-        out.sort(key=lambda p: p[0])
+        out.sort(key=itemgetter(0))
         return out
 
     def offer(self, target: float, toward: Offer | None = None, rng: random.Random | None = None, window: float = 0.05) -> Offer:
@@ -85,8 +98,7 @@ class OutcomeIndex:
         if not band:
             return dict(self.ideal)
         if toward is not None:
-            band.sort(key=lambda o: self.distance(o, toward))
-            best = band[0]
+            best = min(band, key=lambda o: self.distance(o, toward))  # the first of the nearest, as a stable sort's
         else:
             best = band[rng.randrange(len(band))] if rng else band[0]
         return self.fine_tune(dict(best), target)
@@ -125,13 +137,12 @@ class OutcomeIndex:
     def distance(self, a: Offer, b: Offer) -> float:
         """Normalised distance between two offers (0 = same terms, 1 per fully different issue)."""
         d = 0.0
-        for issue in self.space.issues:
-            if isinstance(issue, DiscreteIssue):
-                if issue.ordered:
-                    d += abs(issue.options.index(a[issue.name]) - issue.options.index(b[issue.name])) / (len(issue.options) - 1)
-                else:
-                    d += 0.0 if a[issue.name] == b[issue.name] else 1.0
+        for name, kind, position, scale in self._scales:
+            if kind == "numeric":
+                d += abs(float(a[name]) - float(b[name])) / scale
+            elif kind == "ordered":
+                d += abs(position[a[name]] - position[b[name]]) / scale
             else:
-                d += abs(float(a[issue.name]) - float(b[issue.name])) / (issue.high - issue.low)
+                d += 0.0 if a[name] == b[name] else 1.0
         return d
 
