@@ -28,6 +28,7 @@ from langgraph.graph import END, START, StateGraph
 from ..actions import ActionParseError, MakeOffer, action_json_schema, parse_text_action, parse_tool_call, tool_definitions
 from ..errors import ProviderError
 from ..models.base import ChatModel, ModelRequest, ModelResponse
+from ..models.seeds import turn_seed
 from ..party import AnyAction, Attempt, GuardIntervention, PartyView, Usage
 from .guard import Guard, fallback_action
 from .prompt import Mode, render_messages, retry_message
@@ -73,6 +74,7 @@ class TurnConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     constrain: bool = True  # ask for schema-constrained decoding where the backend supports it
     tracer: Tracer | None = None
+    seed: int | None = None  # the party's seed: each model call sends a seed derived from it and the turn
 
 
 _rng = random.Random()
@@ -99,6 +101,7 @@ def build_turn_graph():
             response_schema=action_json_schema(view.space, _allowed(view)) if cfg.constrain and cfg.mode == "json" else None,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
+            seed=turn_seed(cfg.seed, view, attempt),
             attempt=attempt,
             view=view,
         )

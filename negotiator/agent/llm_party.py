@@ -42,6 +42,7 @@ class LLMParty:
         constrain: bool = True,
         tracer=None,
         spec: str | None = None,
+        seed: int | None = None,
     ):
         if mode not in ("auto", "json", "tools"):
             raise UsageError(f"mode must be auto, json or tools, not {mode!r}")
@@ -70,6 +71,7 @@ class LLMParty:
             retry=retry or RetryPolicy(),
             constrain=constrain,
             tracer=tracer,
+            seed=seed,
         )
         self._graph = turn_graph()
         self._run_config = {"configurable": {"turn": self.config}}

@@ -34,6 +34,6 @@ def make_party(
     if s.kind == "human":
         raise UsageError("a human party is only available in `negotiator play`")
     if role == "seller":
-        return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, **llm_options)
-    buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, **llm_options)
+        return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
+    buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
     return buyer

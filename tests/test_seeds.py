@@ -1,0 +1,46 @@
+"""Seeded arms: every model call of a seeded party carries a seed derived from the party's
+seed and the turn, and the seller sends it to the backend."""
+
+from __future__ import annotations
+
+import json
+
+from negotiator import SellerAgent, make_party
+from negotiator.actions import MakeOffer
+from negotiator.models.seeds import SEED_BITS, turn_seed
+from negotiator.party import PartyView, PublicMove
+from negotiator.testing import FakeOpenAIServer
+
+
+def test_a_turn_seed_depends_on_the_party_seed_and_the_turn_only(scenario):
+    view = PartyView.of(scenario, "seller", (PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space), message="Hi")),))
+    seed = turn_seed(7, view)
+    assert seed == turn_seed(7, PartyView.of(scenario, "seller", view.transcript))  # the same state, the same seed
+    assert 0 <= seed < 2**SEED_BITS
+    other_offer = MakeOffer(terms=scenario.seller.ideal(scenario.space), message="Hi")
+    changed = [
+        turn_seed(8, view),  # another negotiation
+        turn_seed(7, view, attempt=1),  # a retry after feedback
+        turn_seed(7, PartyView.of(scenario, "seller", (PublicMove(party="buyer", action=other_offer),))),  # another history
+        turn_seed(7, PartyView.of(scenario, "buyer", ())),  # the other side
+    ]
+    assert seed not in changed and len(set(changed)) == len(changed)
+    assert turn_seed(None, view) is None  # an unseeded party sends no seed
+
+
+async def test_the_seller_sends_each_call_its_turn_seed(seller_first):
+    """Through LiteLLM to an OpenAI-compatible server (as to vLLM or the local server): the
+    first answer of a turn and its retry after feedback carry different seeds."""
+    answers = iter(["not json", json.dumps({"action": "walk_away", "message": "Bye."})])
+    with FakeOpenAIServer(lambda req: next(answers)) as fake:
+        seller = make_party("hosted_vllm/fake", "seller", seed=42, base_url=fake.base_url)
+        view = PartyView.of(seller_first, "seller", ())
+        turn = await seller.act(view)
+    assert len(turn.invalid_attempts) == 1
+    assert [r["seed"] for r in fake.requests] == [turn_seed(42, view, 0), turn_seed(42, view, 1)]
+
+
+async def test_an_agent_built_without_a_seed_sends_none(seller_first):
+    with FakeOpenAIServer(lambda req: json.dumps({"action": "walk_away", "message": "Bye."})) as fake:
+        await SellerAgent("hosted_vllm/fake", base_url=fake.base_url).respond(seller_first)
+    assert "seed" not in fake.requests[0]
