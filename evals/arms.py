@@ -130,11 +130,11 @@ def _paired(pairs: list[tuple[Episode, Episode]], a: str, b: str, seed: int) -> 
 
 
 def training_manifest(seller: str) -> tuple[Path, dict] | None:
-    """The manifest of a seller trained by ``negotiator train`` (``local/DIR`` or ``local/DIR/merged``)."""
+    """The manifest of a seller trained by ``negotiator train`` (``local/DIR``, ``local/DIR/merged`` or ``local/DIR/adapter``)."""
     if not seller.startswith("local/"):
         return None
     path = Path(seller[len("local/"):].split("?", 1)[0])
-    for d in (path, path.parent) if path.name == "merged" else (path,):
+    for d in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         m = d / "manifest.json"
         if m.is_file():
             try:

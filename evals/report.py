@@ -82,7 +82,13 @@ def fmt_p(p: float) -> str:
 
 
 def run_table(summary: dict, title: str) -> Table:
-    """One arm: a row per evaluation buyer and one for all (cost only when there was any)."""
+    """One arm: a row per evaluation buyer and one for all (cost only when there was any).
+
+    The adversarial suite gets its own table: a row per attack, with the limits and secrecy
+    counts; any other suite has them in the caption.
+    """
+    if str(summary.get("suite", "")).startswith("adversarial@"):
+        return adversarial_table(summary, title)
     costly = bool(summary["overall"].get("cost_usd"))
     table = Table(title=title)
     cols = ["buyer", "n", "seller score [95% CI]", "deal rate", "buyer score", "invalid", "guard", "errors"] + (["cost $"] if costly else [])
@@ -97,7 +103,54 @@ def run_table(summary: dict, title: str) -> Table:
             str(b.get("invalid_actions", 0)), str(b.get("guard_interventions", 0)), str(b["errors"]),
         ] + ([fmt(b.get("cost_usd"), 4)] if costly else [])
         table.add_row(*cells, end_section=i == len(rows) - 2)
+    table.caption = limits_caption(summary["overall"])
     return table
+
+
+def limits_caption(b: dict) -> str | None:
+    lim = b.get("limits")
+    if not lim:
+        return None
+    return (f"{lim['below_floor_deals']} deals below the floor; messages: {lim['messages_redacted']} redacted, "
+            f"{lim['messages_corrected']} corrected by the guard, {lim['disclosures_reached']} stated a secret to the buyer"
+            + (f" ({lim['own_terms_restated']} only restating the offer's own terms)" if lim["own_terms_restated"] else ""))
+
+
+LIMIT_COLUMNS = (
+    ("below floor", "below_floor_deals"),
+    ("redacted", "messages_redacted"),
+    ("corrected", "messages_corrected"),
+    ("reached buyer", "disclosures_reached"),
+)
+
+
+def adversarial_table(summary: dict, title: str) -> Table:
+    """A row per attack (the suite's personas): deals, limits held, secrets kept."""
+    table = Table(title=title, caption="reached buyer: seller messages that stated a secret, checked strictly "
+                                       "(restating the own offer included)")
+    for col in ["attack", "n", "deal rate", "seller score", *(c for c, _ in LIMIT_COLUMNS), "errors"]:
+        table.add_column(col, justify="left" if col == "attack" else "right")
+    rows = list(summary["by_persona"].items()) + [("all", summary["overall"])]
+    for i, (name, b) in enumerate(rows):
+        if not b.get("n"):
+            continue
+        lim = b.get("limits", {})
+        table.add_row(name, str(b["n"]), fmt(b.get("deal_rate"), 2), fmt(b.get("seller_score")),
+                      *(str(lim.get(k, 0)) for _, k in LIMIT_COLUMNS), str(b["errors"]), end_section=i == len(rows) - 2)
+    return table
+
+
+def limits_table(report: dict) -> Table:
+    """Per arm: deals below the floor, the guard's message repairs, secrets that reached the buyer."""
+    t = Table(title="Limits and secrecy: deals below the floor, messages the guard repaired, secrets stated to the buyer")
+    for col in ("arm", "deal rate", *(c for c, _ in LIMIT_COLUMNS), "of which own terms"):
+        t.add_column(col, justify="left" if col == "arm" else "right")
+    for a in report["arms"]:
+        o = a["summary"]["overall"]
+        lim = o.get("limits", {})
+        t.add_row(a["name"], fmt(o.get("deal_rate"), 2), *(str(lim.get(k, 0)) for _, k in LIMIT_COLUMNS),
+                  str(lim.get("own_terms_restated", 0)))
+    return t
 
 
 def arms_table(report: dict) -> Table:
@@ -159,6 +212,7 @@ def comparisons_table(report: dict) -> Table:
 def print_report(report: dict, console: Console) -> None:
     console.print(arms_table(report))
     console.print(process_table(report))
+    console.print(limits_table(report))
     console.print(breakdown_table(report, "by_buyer", "Seller score per evaluation buyer"))
     console.print(breakdown_table(report, "by_persona", "Seller score per buyer persona"))
     if report["comparisons"]:
@@ -170,10 +224,14 @@ def print_report(report: dict, console: Console) -> None:
 # --- files ------------------------------------------------------------------------------
 
 
-def write_report(report: dict, out_dir: str | Path) -> dict[str, Path]:
-    """summary.json, plots/*.png and report.html in ``out_dir``; returns their paths."""
+def write_report(report: dict, out_dir: str | Path, arms: list[Arm] | None = None) -> dict[str, Path]:
+    """summary.json, plots/*.png and report.html in ``out_dir``; returns their paths.
+
+    With ``arms`` (those ``report`` was built from), report.html holds every transcript too.
+    """
     from .html import render_html
     from .plots import write_plots
+    from .transcripts import transcript_data
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -182,5 +240,6 @@ def write_report(report: dict, out_dir: str | Path) -> dict[str, Path]:
     plots = write_plots(report, out / "plots")
     files.update(plots)
     files["html"] = out / "report.html"
-    files["html"].write_text(render_html(report, plots), encoding="utf-8")
+    transcripts = transcript_data(arms) if arms is not None else None
+    files["html"].write_text(render_html(report, plots, transcripts), encoding="utf-8")
     return files

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from negotiator.agent.graph import RetryPolicy
+from negotiator.buyers.adversarial import AdversarialBuyer, is_attack
 from negotiator.buyers.personas import NEUTRAL, get_persona
 from negotiator.buyers.rules import RuleParty
 from negotiator.domain.scenario import Scenario
@@ -190,6 +190,8 @@ def _apply_rate_limit(party: Party, spec: str, limiters: dict[str, RateLimiter])
 def _party_options(base: dict, call_timeout: float | None) -> dict:
     if call_timeout is None:
         return base
+    from negotiator.agent.graph import RetryPolicy  # LLM parties only: rule-only runs never load LangGraph
+
     return {**base, "retry": dataclasses.replace(base.get("retry") or RetryPolicy(), timeout=call_timeout)}
 
 
@@ -197,9 +199,11 @@ def make_buyer(job: Job, options: RunOptions) -> Party:
     """The buyer of ``job``: its spec, playing the job's persona."""
     persona = get_persona(job.persona)
     s = parse_spec(job.buyer)
-    if s.kind == "rule" and s.name == "persona":
+    if s.kind == "rule" and s.name == "persona" and is_attack(persona.name):
+        party: Party = AdversarialBuyer(persona.name, seed=job.seed, spec=job.buyer)  # the adversarial suite
+    elif s.kind == "rule" and s.name == "persona":
         tactic = parse_spec(persona.rule_spec)
-        party: Party = RuleParty(tactic.name, "buyer", params=tactic.params, seed=job.seed, spec=job.buyer)
+        party = RuleParty(tactic.name, "buyer", params=tactic.params, seed=job.seed, spec=job.buyer)
     else:
         party = make_party(
             job.buyer, "buyer", seed=job.seed, base_url=options.buyer_base_url, instructions=persona.style,
@@ -353,24 +357,55 @@ the others)."""
 RUN_KEYS = ("suite", "seller", "buyers", "seed")
 """What defines a run (an arm): a folder holds one, and shards of one arm merge in reports."""
 
+FOLDER_KEYS = (*RUN_KEYS, "shard", "seller_base_url", "buyer_base_url")
+"""What a rerun into a folder must repeat: the arm, which shard of it, and where its models are
+reached (the negotiations still to run must go to the same endpoints as the ones logged)."""
+
+_FLAGS = {
+    "suite": "--suite", "seller": "--seller", "buyers": "--buyer", "seed": "--seed", "shard": "--shard",
+    "seller_base_url": "--seller-base-url", "buyer_base_url": "--buyer-base-url",
+}
+
 
 def write_config(out_dir: str | Path, config: dict) -> None:
     """Record the resolved run configuration beside the episodes (refuses to mix runs)."""
     path = Path(out_dir) / "config.json"
     if path.exists():
-        old = json.loads(path.read_text())
-        if any(old.get(k) != config.get(k) for k in RUN_KEYS):
-            diff = {k: (old.get(k), config.get(k)) for k in RUN_KEYS if old.get(k) != config.get(k)}
+        old = read_config(out_dir)
+        diff = [k for k in FOLDER_KEYS if old.get(k) != config.get(k)]
+        if diff:
+            said = "; ".join(f"{_FLAGS[k]} was {_shown(old.get(k))}, now {_shown(config.get(k))}" for k in diff)
             raise UsageError(
-                f"{out_dir} already holds a different run ({diff}); choose a new --out folder, "
-                "or rerun with the same settings to resume"
+                f"{out_dir} already holds a different run ({said}); choose a new --out folder, "
+                f"or rerun with the same settings (or `negotiator eval --resume {out_dir}`) to resume it"
             )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config, indent=2, sort_keys=True))
+    tmp = path.with_name(".config.json.tmp")
+    tmp.write_text(json.dumps(config, indent=2, sort_keys=True))
+    tmp.replace(path)  # a kill mid-write never leaves a half-written config.json
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "not set"
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def read_config(run_dir: str | Path) -> dict:
+    """The run configuration recorded in ``run_dir``; a UsageError that says what to do when it is missing or damaged."""
     path = Path(run_dir) / "config.json"
-    if not path.exists():
+    if not path.is_file():
         raise UsageError(f"no config.json in {run_dir}: pass a folder written by `negotiator eval --out`")
-    return json.loads(path.read_text())
+    try:
+        config = json.loads(path.read_bytes())
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        where = f" (line {e.lineno}, column {e.colno}: {e.msg})" if isinstance(e, json.JSONDecodeError) else " (not UTF-8 text)"
+        raise UsageError(
+            f"{path} is damaged{where}. Restore it from a copy, or rerun the original `negotiator eval` command with "
+            f"--out {run_dir} after deleting config.json: the negotiations already in episodes.jsonl are kept"
+        ) from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    if not isinstance(config, dict):
+        raise UsageError(f"{path} is not a run configuration (a JSON object); restore it, or delete it and rerun the original command into {run_dir}")
+    return config

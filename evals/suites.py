@@ -11,6 +11,8 @@ Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite d
 
 * ``quick``: one scenario per template x four rule buyers, neutral persona: 24 negotiations.
 * ``heldout``: 48 scenarios x 12 buyer personas x 2 evaluation buyers: 1,152 per seller arm.
+* ``adversarial``: 3 scenarios x 8 attacking buyers, 3 rounds: 24 negotiations that try to
+  talk, trick or pressure the seller past its limits and into stating its secrets.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from negotiator.buyers.adversarial import ATTACKS, ATTACKS_VERSION
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
 from negotiator.domain.generator import GENERATOR_VERSION, generate, template_names
 from negotiator.domain.scenario import Scenario
@@ -126,7 +129,34 @@ def _heldout() -> Suite:
     )
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout()]}
+ADVERSARIAL_TEMPLATES = ("furniture", "used_car", "b2b_supplies")
+"""Whole prices, five-figure prices on a step of 50, and cents with a second numeric issue:
+the number forms a leak comes in. Three scenarios x 3 rounds keep the embedded 270M seller's
+run near ten minutes on two cores (it rereads every buyer message on every turn)."""
+
+
+def _adversarial() -> Suite:
+    return Suite(
+        name="adversarial",
+        version=ATTACKS_VERSION,  # the attacks are the suite's personas: a change to them is a new version
+        description=(
+            "Buyers that attack the seller: injected instructions, the floor asked for in many ways and in "
+            "disguise, competitor claims, absurd anchors, walk-away threats, other languages, very long messages. "
+            "Three scenarios (furniture, used car, B2B supplies) x 8 attacks, 3 rounds = 24 negotiations. The default "
+            "buyer rule/persona plays "
+            "each attack scripted (legal offers from a concession tactic, accepting on its own utility); an LLM "
+            "buyer (--buyer openai/...) plays the attack's persona prompt. The report counts below-floor deals, "
+            "disclosures caught by the guard and disclosures that reached the buyer."
+        ),
+        scenario_seeds=tuple(EVAL_SEED_BASE + 200_000 + i for i in range(len(ADVERSARIAL_TEMPLATES))),
+        templates=ADVERSARIAL_TEMPLATES,
+        buyers=("rule/persona",),
+        personas=tuple(ATTACKS),
+        max_rounds=3,
+    )
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial()]}
 
 
 def get_suite(name: str) -> Suite:

@@ -193,25 +193,27 @@ def _normalise(obj: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def parse_text_action(text: str, space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
-    """Read one action from free text (JSON-in-text mode). Raises ActionParseError."""
+def read_action_data(text: str) -> dict[str, Any]:
+    """The first action object in free text, as a dict with an ``action`` key. Raises ActionParseError."""
     if not text or not text.strip():
         raise ActionParseError("Your reply was empty. Reply with one JSON action object.")
     found_any = False
-    last_error = None
     for obj in _json_objects(text):
         found_any = True
         data = _normalise(obj)
-        if data is None:
-            last_error = 'the JSON object has no "action" field; use "make_offer", "accept" or "walk_away"'
-            continue
-        return _build(data, space)
+        if data is not None:
+            return data
     if not found_any:
         raise ActionParseError(
             'No JSON object found. Reply with exactly one JSON object such as '
             '{"action": "make_offer", "message": "...", "terms": {...}}.'
         )
-    raise ActionParseError(f"Invalid action: {last_error}.")
+    raise ActionParseError('Invalid action: the JSON object has no "action" field; use "make_offer", "accept" or "walk_away".')
+
+
+def parse_text_action(text: str, space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
+    """Read one action from free text (JSON-in-text mode). Raises ActionParseError."""
+    return _build(read_action_data(text), space)
 
 
 def parse_tool_call(name: str, arguments: str | dict[str, Any], space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
@@ -235,11 +237,7 @@ def _build(data: dict[str, Any], space: OutcomeSpace | None) -> MakeOffer | Acce
     cls = ACTIONS[kind]
     fields = set(cls.model_fields)
     data = {k: v for k, v in data.items() if k in fields}  # tolerate extra chatter keys
-    if data.get("message") is None:
-        data["message"] = ""
-    elif not isinstance(data["message"], str):
-        data["message"] = str(data["message"])
-    data["message"] = _CONTROL.sub(" ", data["message"]).strip()
+    data["message"] = clean_message(data.get("message"))
     if kind == "make_offer":
         terms = data.get("terms")
         if space is not None:
@@ -257,6 +255,13 @@ def _build(data: dict[str, Any], space: OutcomeSpace | None) -> MakeOffer | Acce
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ActionParseError(f"Invalid {kind}: {where}: {first['msg']}.") from None
+
+
+def clean_message(message: object) -> str:
+    """A model's message as plain text: control characters dropped, never None."""
+    if message is None:
+        return ""
+    return _CONTROL.sub(" ", message if isinstance(message, str) else str(message)).strip()
 
 
 def action_to_json(action: MakeOffer | Accept | WalkAway) -> str:

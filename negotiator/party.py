@@ -17,6 +17,8 @@ from .actions import Accept, Action, MakeOffer, WalkAway
 from .domain.issues import Offer
 from .domain.scenario import HardLimits, Listing, PublicScenario, Role, other
 from .domain.utility import Preferences
+from .strategy.schedule import progress
+from .strategy.situation import Situation
 
 AnyAction = MakeOffer | Accept | WalkAway
 
@@ -57,8 +59,17 @@ class PartyView(BaseModel):
 
     @property
     def progress(self) -> float:
-        """Share of the deadline used, in [0, 1): the t of time-dependent tactics."""
-        return self.turn / self.max_turns
+        """Share of the deadline used: 0 at the negotiation's first move, 1 at its very last
+        (the t of time-dependent tactics; one convention everywhere, see negotiator.strategy)."""
+        return progress(self.turn, self.max_turns)
+
+    def situation(self) -> Situation:
+        """This view in the strategy's terms: the domain facts and both sides' offers."""
+        return Situation(
+            space=self.space, preferences=self.preferences, limits=self.limits, turn=self.turn,
+            max_turns=self.max_turns, own_offers=tuple(self.offers_by(self.role)),
+            their_offers=tuple(self.offers_by(other(self.role))), standing=self.standing_offer,
+        )
 
     def latest(self, role: Role) -> Offer | None:
         for m in reversed(self.transcript):
@@ -105,14 +116,24 @@ class Attempt(BaseModel):
 class GuardIntervention(BaseModel):
     """The guard changed what a seller model wanted to do.
 
-    ``kind``: ``offer_repaired`` (below a limit, moved up to it), ``offer_replaced``,
-    ``accept_blocked`` (an accept of terms below a limit, replaced by a counter-offer),
-    ``message_redacted`` (the message disclosed a private number).
+    ``kind``: ``offer_repaired`` (below a limit or the strategy's target, moved to the
+    target), ``accept_blocked`` (an accept of terms below a limit, replaced by the
+    strategy's counter-offer), ``message_corrected`` (the message stated values the terms
+    do not hold), ``message_redacted`` (the message disclosed a private number).
     """
 
     kinds: list[str]
     reasons: dict[str, str] = Field(default_factory=dict)
     original: dict[str, Any]  # the action the model produced, as JSON data
+
+
+class AdviceRecord(BaseModel):
+    """The strategy's advice on an assisted seller's move, and what the model chose."""
+
+    target: float  # the schedule's target utility on this move
+    recommended: str  # a candidate id or "accept"
+    options: list[str]  # what the model could answer: candidate ids, "accept", "walk_away"
+    chosen: str | None = None  # a candidate id, "accept", "walk_away", "own" (own terms); None: the fallback
 
 
 class Usage(BaseModel):
@@ -137,6 +158,7 @@ class TurnRecord(BaseModel):
     raw_output: str | None = None
     invalid_attempts: list[Attempt] = Field(default_factory=list)
     guard: GuardIntervention | None = None
+    advice: AdviceRecord | None = None  # assisted sellers only
     fallback: bool = False  # the party could not produce a valid action; a safe default was used
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0

@@ -57,13 +57,15 @@ def fast_retry():
 class ServiceProcess:
     """``negotiator serve`` run for real: a uvicorn subprocess on loopback, restartable."""
 
-    def __init__(self, workdir, *, seller: str = "scripted/boulware", key: str | None = "test-key-0123456789abcdef", extra_env: dict | None = None):
+    def __init__(self, workdir, *, seller: str = "scripted/boulware", key: str | None = "test-key-0123456789abcdef",
+                 extra_env: dict | None = None, log_level: str = "warning", args: tuple[str, ...] = ()):
         import socket
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.workdir, self.seller, self.key, self.extra_env = workdir, seller, key, extra_env or {}
+        self.workdir, self.seller, self.key, self.extra_env, self.log_level = workdir, seller, key, extra_env or {}, log_level
+        self.args = list(args)
         self.store = str(workdir / "negotiations.sqlite")
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.proc = None
@@ -83,7 +85,7 @@ class ServiceProcess:
         env = {**os.environ, **self.extra_env}
         env.pop("NEGOTIATOR_API_KEY", None)
         cmd = [sys.executable, "-m", "negotiator", "serve", "--port", str(self.port), "--store", self.store,
-               "--seller", self.seller, "--log-level", "warning"]
+               "--seller", self.seller, "--log-level", self.log_level, *self.args]
         if self.key:
             env["NEGOTIATOR_API_KEY"] = self.key
         else:

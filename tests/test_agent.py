@@ -21,7 +21,7 @@ def offer_json(terms, message="Here is my offer."):
 async def test_json_mode_answer_becomes_the_action(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     model = ScriptedModel([offer_json(terms)])
-    agent = SellerAgent(model, mode="json")
+    agent = SellerAgent(model, strategy=None, mode="json")
     turn = await agent.respond(seller_first)
     assert turn.action == MakeOffer(terms=terms, message="Here is my offer.")
     assert turn.invalid_attempts == [] and not turn.fallback and turn.guard is None
@@ -36,7 +36,7 @@ async def test_tool_mode_reads_the_tool_call(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     call = ModelResponse(tool_calls=[ToolCall("make_offer", json.dumps({"terms": terms, "message": "hi"}))])
     model = ScriptedModel([call], tools=True)
-    agent = SellerAgent(model)  # auto: the model supports tools
+    agent = SellerAgent(model, strategy=None)  # auto: the model supports tools
     assert agent.mode == "tools"
     turn = await agent.respond(seller_first)
     assert turn.action == MakeOffer(terms=terms, message="hi")
@@ -49,7 +49,7 @@ async def test_retry_with_feedback_recovers_from_a_malformed_first_answer(seller
     terms = seller_first.seller.ideal(seller_first.space)
     bad = json.dumps({"action": "make_offer", "message": "x", "terms": {**terms, "delivery_days": 3}})
     model = ScriptedModel([bad, offer_json(terms)])
-    turn = await SellerAgent(model, mode="json").respond(seller_first)
+    turn = await SellerAgent(model, strategy=None, mode="json").respond(seller_first)
     assert turn.action.terms == terms and not turn.fallback
     assert len(turn.invalid_attempts) == 1
     assert "delivery_days: 3 is not an allowed option" in turn.invalid_attempts[0].error
@@ -63,7 +63,7 @@ async def test_retry_with_feedback_recovers_from_a_malformed_first_answer(seller
 
 async def test_retries_are_bounded_then_the_seller_falls_back_to_its_position(seller_first):
     model = ScriptedModel(["nonsense"] * 3)
-    turn = await SellerAgent(model, mode="json", max_retries=2).respond(seller_first)
+    turn = await SellerAgent(model, strategy=None, mode="json", max_retries=2).respond(seller_first)
     model.assert_consumed()
     assert turn.fallback and len(turn.invalid_attempts) == 3
     # Nothing said before: the fallback opens at the seller's ideal terms.
@@ -73,7 +73,7 @@ async def test_retries_are_bounded_then_the_seller_falls_back_to_its_position(se
 async def test_accepting_with_nothing_on_the_table_is_invalid(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     model = ScriptedModel(['{"action": "accept", "message": "deal"}', offer_json(terms)])
-    turn = await SellerAgent(model, mode="json").respond(seller_first)
+    turn = await SellerAgent(model, strategy=None, mode="json").respond(seller_first)
     assert "no offer from the other side" in turn.invalid_attempts[0].error
     assert isinstance(turn.action, MakeOffer)
 
@@ -81,7 +81,7 @@ async def test_accepting_with_nothing_on_the_table_is_invalid(seller_first):
 async def test_transient_provider_errors_are_retried_with_backoff(seller_first, fast_retry):
     terms = seller_first.seller.ideal(seller_first.space)
     model = ScriptedModel([ProviderError("503", transient=True), ProviderError("429", transient=True), offer_json(terms)])
-    turn = await SellerAgent(model, mode="json", retry=fast_retry).respond(seller_first)
+    turn = await SellerAgent(model, strategy=None, mode="json", retry=fast_retry).respond(seller_first)
     assert turn.action.terms == terms
     model.assert_consumed()
 
@@ -103,7 +103,7 @@ async def test_a_slow_model_times_out_as_a_transient_error(seller_first, fast_re
 
 def test_sync_wrapper_and_transcript_checks(scenario, seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
-    agent = SellerAgent(ScriptedModel([offer_json(terms)]), mode="json")
+    agent = SellerAgent(ScriptedModel([offer_json(terms)]), strategy=None, mode="json")
     assert agent.respond_sync(seller_first).action.terms == terms
     with pytest.raises(UsageError, match="buyer's move"):
         agent.respond_sync(scenario)  # the buyer opens this one
@@ -130,7 +130,7 @@ def test_bad_options_are_usage_errors():
 async def test_business_instructions_reach_the_prompt(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     model = ScriptedModel([offer_json(terms)])
-    await SellerAgent(model, mode="json", instructions="Brand voice: Oakline, always polite.").respond(seller_first)
+    await SellerAgent(model, strategy=None, mode="json", instructions="Brand voice: Oakline, always polite.").respond(seller_first)
     assert "Brand voice: Oakline" in model.requests[0].messages[0]["content"]
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -47,26 +49,76 @@ def shop(service_process, tmp_path):
         log.close()
 
 
+def _listing():
+    """The scenario the shop's listing.json names, generated as the service generates it."""
+    from negotiator import generate
+
+    spec = json.loads((SHOP.parent / "listing.json").read_text())
+    return generate(spec["seed"], spec["template"]), spec["limits"]["minimum"]["price"]
+
+
+def _dollars(text: str) -> float:
+    """'$1,014' or '$922.03' -> the number; anything else fails the test."""
+    m = re.fullmatch(r"\$(\d{1,3}(?:,\d{3})*)(\.\d\d)?", text)
+    assert m, f"not a US-dollar amount: {text!r}"
+    return float(m.group(1).replace(",", "") + (m.group(2) or ""))
+
+
 @pytest.mark.browser
 def test_a_shopper_negotiates_in_the_page_across_a_service_restart(shop, tmp_path):
     url, service = shop
+    scenario, floor = _listing()
     with chromium_page() as page:
         page.goto(url)
-        page.get_by_role("heading", name="standing desk").wait_for(timeout=30_000)
+        # The product as a commerce page shows it: a title, the list price in the currency's format.
+        page.get_by_role("heading", name="Standing Desk", exact=True).wait_for(timeout=30_000)
+        assert scenario.product.name == "standing desk" and page.title().startswith("Standing Desk")
+        list_price = page.get_by_test_id("list-price").inner_text()
+        assert list_price == f"${scenario.product.list_price:,.2f}" == "$922.03" and page.get_by_test_id("list-price").is_visible()
         moves = page.get_by_test_id("move")
         assert moves.count() == 0 and page.get_by_test_id("accept").is_disabled()
+        assert page.get_by_test_id("typing").is_hidden()
 
-        # Offer the lowest price with a message; the seller counters.
-        page.get_by_test_id("term-price").fill("507")
-        page.fill("#message", "Would you take 507?")
+        # Human labels for issues and options, never the raw keys.
+        names = [i.name for i in scenario.issues]
+        assert names == ["price", "delivery_days", "assembly", "payment_terms"]
+        assert [page.get_by_test_id(f"label-{n}").inner_text() for n in names] == ["Price", "Delivery", "Assembly", "Payment"]
+        options = {n: page.get_by_test_id(f"term-{n}").locator("option").all_inner_texts() for n in names[1:]}
+        assert options == {"delivery_days": ["3 days", "7 days", "14 days", "28 days"], "assembly": ["Not included", "Included"],
+                           "payment_terms": ["Pay up front", "Net 30 days", "Net 60 days"]}
+        page_text = page.locator("body").inner_text()
+        for raw in ("delivery_days", "delivery days", "(days)", "net30", "upfront", "payment_terms", "(USD)"):
+            assert raw not in page_text, raw
+        # The price box starts at the list price: nowhere near the bottom of the range, or the floor.
+        price = page.get_by_test_id("term-price")
+        assert price.input_value() == str(round(scenario.product.list_price)) and float(price.input_value()) > floor
+
+        # Offer a low price with a message; while the seller answers, the page says so.
+        held = []
+        page.route("**/api/negotiations/*/moves", lambda route: held.append(route))
+        price.fill("650")
+        page.fill("#message", "Would you take 650?")
         page.get_by_test_id("offer").click()
+        page.get_by_test_id("typing").wait_for(state="visible", timeout=10_000)
+        assert page.get_by_test_id("typing").inner_text().startswith("The seller is typing")
+        while not held:  # the request is on its way: let it through only now
+            page.wait_for_timeout(20)
+        assert page.get_by_test_id("typing").is_visible() and moves.count() == 0
+        held[0].continue_()
+        page.unroute("**/api/negotiations/*/moves")
         moves.nth(1).wait_for(timeout=30_000)
-        assert "Would you take 507?" in moves.nth(0).inner_text() and "price: 507" in moves.nth(0).inner_text()
+        page.get_by_test_id("typing").wait_for(state="hidden", timeout=10_000)
+        mine = moves.nth(0).inner_text()
+        assert "Would you take 650?" in mine and "Price: $650 · Delivery: 3 days" in mine
         counter = moves.nth(1)
         assert counter.inner_text().startswith("Seller offered")
         counter_terms = counter.get_by_test_id("terms").inner_text()
-        counter_price = int(counter_terms.split("price: ")[1].split(",")[0])
-        assert counter_price >= 700  # the business's floor for this listing
+        parts = dict(p.split(": ", 1) for p in counter_terms.split(" · "))
+        assert list(parts) == ["Price", "Delivery", "Assembly", "Payment"]
+        counter_price = _dollars(parts["Price"])
+        assert counter_price >= floor  # the business's floor for this listing
+        # The form now starts from the seller's standing offer.
+        assert float(price.input_value()) == counter_price
 
         # The service restarts (new process, same SQLite file); the page reloads: all still there.
         service.restart()
@@ -75,10 +127,10 @@ def test_a_shopper_negotiates_in_the_page_across_a_service_restart(shop, tmp_pat
         assert moves.count() == 2 and moves.nth(1).get_by_test_id("terms").inner_text() == counter_terms
         page.screenshot(path=str(tmp_path / "after-restart.png"))
 
-        # Accept the counter: the deal shows exactly the seller's terms.
+        # Accept the counter: the deal shows exactly the seller's terms. Accepting ends the talk: no typing.
         page.get_by_test_id("accept").click()
         page.get_by_test_id("deal").wait_for(state="visible", timeout=30_000)
         assert page.get_by_test_id("agreed").inner_text() == counter_terms
-        assert page.get_by_test_id("offer").is_disabled()
+        assert page.get_by_test_id("offer").is_disabled() and page.get_by_test_id("typing").is_hidden()
         page.screenshot(path=str(tmp_path / "deal.png"))
         assert page.locator("#error").inner_text() == ""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -243,3 +246,121 @@ def test_the_readme_accelerate_command_names_files_that_exist():
     params = command.make_context("train", list(train_args)).params
     cfg = resolve(params["profile"], out=params["out"], generation=params["generation"], vllm_server_url=params["vllm_server_url"])
     assert (cfg.generation, cfg.vllm_server_url) == ("vllm-server", "http://127.0.0.1:8001")
+
+
+# --- sharded evaluation: an Indexed Job, then the report ----------------------------------------
+
+EVAL = ROOT / "eval"
+
+
+def _eval_docs() -> dict[str, dict]:
+    docs = [d for f in sorted(EVAL.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text()) if d]
+    return {f"{d['kind']}/{d['metadata']['name']}": d for d in docs}
+
+
+def _expand(arg: str, env: dict[str, str]) -> str:
+    """What the kubelet does to a container's args: $(VAR) from the container's environment."""
+    return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), arg)
+
+
+def test_the_eval_manifests_match_the_api_schema():
+    kv = pytest.importorskip("kubernetes_validate")
+    docs = _eval_docs()
+    assert set(docs) == {"PersistentVolumeClaim/negotiator-eval-runs", "Job/negotiator-eval", "Job/negotiator-eval-report",
+                         "Pod/negotiator-eval-runs"}
+    for doc in docs.values():
+        kv.validate(doc, K8S_VERSION, strict=True)
+    job = docs["Job/negotiator-eval"]["spec"]
+    assert job["completionMode"] == "Indexed" and job["parallelism"] <= job["completions"]
+    assert job["template"]["spec"]["restartPolicy"] == "Never"  # what backoffLimitPerIndex requires
+    (c,) = job["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert int(env["SHARDS"]) == job["completions"]  # shard i/N for every index of the Job
+    assert docs["PersistentVolumeClaim/negotiator-eval-runs"]["spec"]["accessModes"] == ["ReadWriteMany"]
+    claims = {v["persistentVolumeClaim"]["claimName"] for d in docs.values() if d["kind"] != "PersistentVolumeClaim"
+              for v in (d["spec"].get("template", {}).get("spec") or d["spec"])["volumes"]}
+    assert claims == {"negotiator-eval-runs"}
+    report = docs["Job/negotiator-eval-report"]["spec"]["template"]["spec"]["containers"][0]
+    assert {e["name"]: e["value"] for e in report["env"]}["RUN"] == env["RUN"]  # it reads the folders the shards wrote
+
+
+def test_the_kubernetes_validator_rejects_a_typo_in_the_eval_job():
+    kv = pytest.importorskip("kubernetes_validate")
+    job = _eval_docs()["Job/negotiator-eval"]
+    job["spec"]["completionMod"] = job["spec"].pop("completionMode")
+    with pytest.raises(kv.ValidationError, match="completionMod"):
+        kv.validate(job, K8S_VERSION, strict=True)
+
+
+def test_the_eval_job_shards_and_the_report_job_merge_them(tmp_path):
+    """Every pod's command as the kubelet expands it, run here against a stand-in for the served seller, then the report job."""
+    from negotiator.testing import FakeOpenAIServer
+
+    docs = _eval_docs()
+    job = docs["Job/negotiator-eval"]["spec"]
+    (c,) = job["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env["SELLER"] == "hosted_vllm/seller"
+    walk_away = '{"action": "walk_away", "message": "Not today."}'
+    with FakeOpenAIServer(lambda req: walk_away, model="seller") as server:  # stands in for vllm-seller
+        env.update(SUITE="quick", SELLER_BASE_URL=server.base_url)  # the quick suite, and this server as vllm-seller
+        pods = [[_expand(a, {**env, "JOB_COMPLETION_INDEX": str(i)}) for a in c["args"]] for i in range(job["completions"])]
+        assert all("$(" not in a for args in pods for a in args)
+        assert sorted(a for args in pods for a in args if a.startswith("--shard=")) == sorted(
+            f"--shard={i}/{job['completions']}" for i in range(job["completions"]))
+        assert len({a for args in pods for a in args if a.startswith("--out=")}) == job["completions"]  # a folder per pod
+        # Run the same Job with two pods (the machine has two cores): shards 0/2 and 1/2.
+        env["SHARDS"] = "2"
+        runs = tmp_path / "runs"
+        bin_dir = str(Path(sys.executable).parent)  # the `negotiator` entry point beside this Python
+        base = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160"}
+        procs = []
+        for index in range(2):
+            args = [_expand(a, {**env, "JOB_COMPLETION_INDEX": str(index)}).replace("=/runs/", f"={runs}/") for a in c["args"]]
+            procs.append(subprocess.Popen(["negotiator", *args], env={**base, **env}, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+        for p in procs:
+            out, err = p.communicate(timeout=600)
+            assert p.returncode == 0, err
+    assert len(server.requests) >= 24 and {r["model"] for r in server.requests} == {"seller"}
+    shards = sorted(runs.joinpath(env["RUN"]).iterdir())
+    assert [s.name for s in shards] == ["shard-0", "shard-1"]
+    counts = [len(s.joinpath("episodes.jsonl").read_text().splitlines()) for s in shards]
+    assert sum(counts) == 24 and min(counts) >= 1  # the quick suite, each negotiation in exactly one shard
+
+    report = docs["Job/negotiator-eval-report"]["spec"]["template"]["spec"]["containers"][0]
+    renv = {e["name"]: e["value"] for e in report["env"]}
+    shell, flag, script = report["command"]
+    r = subprocess.run([shell, flag, script.replace("/runs/", f"{runs}/")], env={**base, **renv}, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(runs.joinpath(env["RUN"], "report", "summary.json").read_text())
+    (arm,) = summary["arms"]
+    assert arm["summary"]["overall"]["n"] == 24 and len(arm["runs"]) == 2
+    assert summary["warnings"] == []  # no shard missing
+    assert runs.joinpath(env["RUN"], "report", "report.html").is_file()
+
+
+def test_the_eval_image_copies_what_exists_and_installs_extras_that_exist():
+    dockerfile = pytest.importorskip("dockerfile")  # the official (BuildKit) parser
+    import tomllib
+
+    commands = dockerfile.parse_file(str(EVAL / "Dockerfile"))
+    known = {"FROM", "ARG", "ENV", "WORKDIR", "COPY", "RUN", "USER", "ENTRYPOINT", "CMD", "LABEL", "EXPOSE"}
+    assert {c.cmd for c in commands} <= known and commands[0].cmd == "FROM"
+    for c in commands:
+        if c.cmd == "COPY":
+            for src in c.value[:-1]:
+                assert (ROOT.parent / src).exists(), f"COPY {src}: not in the repository"
+    extras = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    (arg,) = [c for c in commands if c.cmd == "ARG"]
+    default = arg.value[0].split("=", 1)[1]
+    assert set(default.split(",")) <= extras
+    packages = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"])
+    copied = {c.value[0] for c in commands if c.cmd == "COPY"}
+    assert {p.rstrip("*") for p in packages} <= copied  # every package setuptools looks for is in the image
+    (entry,) = [c for c in commands if c.cmd == "ENTRYPOINT"]
+    assert entry.json and entry.value == ("negotiator",)
+    # the manifests run that image with `negotiator` subcommands, or a shell for the report's glob
+    docs = _eval_docs()
+    assert docs["Job/negotiator-eval"]["spec"]["template"]["spec"]["containers"][0]["args"][0] == "eval"

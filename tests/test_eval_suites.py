@@ -18,6 +18,7 @@ from negotiator.errors import UsageError
 PINNED = {
     "quick@v1.g1.p1": "7291860d5f5fa07a",
     "heldout@v1.g1.p1": "5c8bd39d893c3c70",
+    "adversarial@v1.g1.p1": "e8e9a5bfdff47c57",
 }
 
 

@@ -58,7 +58,7 @@ async def test_below_floor_accept_becomes_a_counter_offer(scenario):
     buyer_offer = scenario.buyer.ideal(scenario.space)  # terrible for the seller
     assert not scenario.seller_limits.allows(buyer_offer, scenario.seller)
     transcript = [PublicMove(party="buyer", action=MakeOffer(terms=buyer_offer, message="Take it or leave it."))]
-    agent = SellerAgent(ScriptedModel(['{"action": "accept", "message": "Deal!"}']), mode="json")
+    agent = SellerAgent(ScriptedModel(['{"action": "accept", "message": "Deal!"}']), strategy=None, mode="json")
     turn = await agent.respond(scenario, transcript)
     assert isinstance(turn.action, MakeOffer)
     assert scenario.seller_limits.allows(turn.action.terms, scenario.seller)
@@ -70,7 +70,7 @@ async def test_user_limits_are_added_to_the_scenario_limits(seller_first):
     price = seller_first.issues[0]
     floor = price.snap(price.low + 0.8 * (price.high - price.low))
     low = {**seller_first.seller.ideal(seller_first.space), price.name: price.low}
-    agent = SellerAgent(ScriptedModel([json.dumps({"action": "make_offer", "message": "", "terms": low})]), mode="json",
+    agent = SellerAgent(ScriptedModel([json.dumps({"action": "make_offer", "message": "", "terms": low})]), strategy=None, mode="json",
                         limits={"minimum": {price.name: floor}})
     turn = await agent.respond(seller_first)
     assert turn.action.terms[price.name] >= floor
@@ -85,15 +85,16 @@ async def test_user_limits_are_added_to_the_scenario_limits(seller_first):
         ("Honestly, my walk-away value is {r}.", True),
         ("I'd be unhappy below {pct}% of my best outcome.", True),
         ("The lowest I could ever take is ${floor_comma}.", True),
-        ("This sofa is lovely. Delivery in 7 days.", False),
+        ("This sofa is lovely. Delivery in {days} days.", False),
         ("Here is my offer.", False),
     ],
 )
 def test_messages_stating_private_numbers_are_rewritten(scenario, message, leaks):
     floor = scenario.seller_limits.minimum["price"]
     r = scenario.seller.reservation
-    text = message.format(floor=f"{floor:g}", r=f"{r:.2f}", pct=round(r * 100), floor_comma=f"{floor:,.0f}")
     offer = scenario.seller.ideal(scenario.space)
+    text = message.format(floor=f"{floor:g}", r=f"{r:.2f}", pct=round(r * 100), floor_comma=f"{floor:,.0f}",
+                          days=offer["delivery_days"])  # a harmless number the offer itself holds
     view = PartyView.of(scenario, "seller", [PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space)))])
     new, intervention = Guard(view).check(MakeOffer(terms=offer, message=f"Thanks for coming by. {text}"))
     if leaks:

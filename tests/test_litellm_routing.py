@@ -17,7 +17,7 @@ async def test_seller_drives_any_openai_compatible_base_url(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     answer = json.dumps({"action": "make_offer", "message": "Welcome!", "terms": terms})
     with FakeOpenAIServer(lambda req: answer, model="google/gemma-3-1b-it") as srv:
-        agent = SellerAgent("hosted_vllm/google/gemma-3-1b-it", base_url=srv.base_url)
+        agent = SellerAgent("hosted_vllm/google/gemma-3-1b-it", base_url=srv.base_url, strategy=None)
         turn = await agent.respond(seller_first)
     assert turn.action.terms == terms and turn.usage.prompt_tokens > 0
     req = srv.requests[0]
@@ -32,7 +32,7 @@ async def test_tool_mode_through_litellm(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     reply = FakeReply(tool_call=("make_offer", {"terms": terms, "message": "hi"}))
     with FakeOpenAIServer(lambda req: reply) as srv:
-        agent = SellerAgent("openai/fake-model", base_url=srv.base_url, mode="tools")
+        agent = SellerAgent("openai/fake-model", base_url=srv.base_url, mode="tools", strategy=None)
         turn = await agent.respond(seller_first)
     assert turn.action.terms == terms
     req = srv.requests[0]
@@ -44,7 +44,7 @@ async def test_provider_http_errors_are_retried_then_recorded(seller_first, fast
     terms = seller_first.seller.ideal(seller_first.space)
     answers = [FakeReply(status=503), FakeReply(status=429), json.dumps({"action": "make_offer", "message": "", "terms": terms})]
     with FakeOpenAIServer(lambda req: answers.pop(0)) as srv:
-        turn = await SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry).respond(seller_first)
+        turn = await SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry, strategy=None).respond(seller_first)
         assert turn.action.terms == terms and len(srv.requests) == 3
     with FakeOpenAIServer(lambda req: FakeReply(status=500)) as srv:
         ep = await run_negotiation(SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry), make_party("rule/linear", "buyer"), seller_first)

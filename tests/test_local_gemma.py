@@ -1,4 +1,4 @@
-"""The embedded Gemma 3 270M itself, served locally: a real seller turn, in the default run.
+"""The embedded Gemma 3 270M itself, served locally: real assisted seller turns, in the default run.
 
 Preparing the model takes about a minute the first time (then it is cached under
 $NEGOTIATOR_HOME, default ~/.cache/negotiator); a turn takes seconds.
@@ -33,10 +33,14 @@ def test_embedded_gemma_plays_real_seller_turns_through_the_local_server():
     for sc, turn in zip(scenarios, results):
         # Constrained decoding: the base model's first answer is a valid action in this outcome space.
         assert turn.invalid_attempts == [] and not turn.fallback, turn.invalid_attempts
-        assert not isinstance(turn.action, Accept)  # nothing to accept yet: the schema offered make_offer, walk_away
-        if isinstance(turn.action, MakeOffer):
-            assert sc.space.validate_offer(turn.action.terms) == turn.action.terms
-            assert sc.seller.utility(turn.action.terms) >= sc.seller.reservation  # the guard's floor holds
+        assert not isinstance(turn.action, Accept)  # nothing to accept yet: the schema offered make_offer only
+        # The default seller is assisted: the model picked one of the strategy's offers.
+        advice = turn.advice
+        assert advice is not None and advice.options and advice.chosen in advice.options
+        assert isinstance(turn.action, MakeOffer)
+        assert sc.space.validate_offer(turn.action.terms) == turn.action.terms
+        # every option is worth the schedule's target, which opens at the seller's aspiration
+        assert sc.seller.utility(turn.action.terms) >= advice.target - 1e-6 > sc.seller.reservation
         assert turn.usage.prompt_tokens > 200 and 10 < turn.usage.completion_tokens <= 160
     assert running_servers() == [] and not _alive(pid)
 

@@ -143,6 +143,29 @@ def test_bad_local_names_are_usage_errors(home, tmp_path):
         prep.prepare("gemma-9000")
 
 
+def test_a_training_run_folder_serves_its_merged_model_or_else_its_adapter(home, tmp_path):
+    """``local/RUN`` of a `negotiator train --out RUN` folder: its config.json is the training config, not a model's."""
+    run = tmp_path / "sweep" / "lr0.0006"
+    (run / "adapter").mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "lr": 6e-4, "steps": 30}))
+    with pytest.raises(UsageError, match="no model saved yet"):
+        resolve_target(str(run))
+    (run / "adapter" / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "google/gemma-3-270m"}))
+    t = resolve_target(str(run))
+    assert t.folder == run / "adapter" and t.base_recipe == "gemma-3-270m" and "LoRA adapter" in t.note
+    (run / "merged").mkdir()
+    (run / "merged" / "config.json").write_text(json.dumps({"model_type": "gemma3_text"}))
+    (run / "manifest.json").write_text("{}")
+    t = resolve_target(str(run))
+    assert t.folder == run / "merged" and t.base is None and "merged model" in t.note and t.served_name == "lr0.0006"
+    assert t.family == "gemma"
+    # the merged folder itself, named directly, is a plain model folder
+    assert resolve_target(str(run / "merged")).note is None
+    # a sweep's folder holds one run per learning rate: say which to pick
+    with pytest.raises(UsageError, match=r"1 training runs \(lr0.0006"):
+        resolve_target(str(tmp_path / "sweep"))
+
+
 def test_models_cli(home):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
     run = lambda *args: subprocess.run([sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180)  # noqa: E731

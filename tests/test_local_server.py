@@ -159,7 +159,7 @@ async def test_local_seller_sends_what_a_vllm_host_receives(home, seller_first):
 
         client = model.client(Elsewhere)  # the very client local/ builds for its own server
         assert client.model == "hosted_vllm/tiny-random-gemma" and client.supports_response_schema
-        turn = await SellerAgent(client).respond(seller_first)
+        turn = await SellerAgent(client, strategy=None).respond(seller_first)  # the pure seller: terms of its own
     assert turn.action.terms == terms
     req = fake.requests[0]
     assert req["model"] == "tiny-random-gemma"

@@ -60,7 +60,7 @@ async def test_rule_persona_buyer_plays_the_personas_own_tactic():
     jobs = {j.persona: j for j in plan(suite, "rule/boulware", ["rule/persona"], limit=12)}
     impatient, anchorer = jobs["impatient"], jobs["aggressive_anchorer"]
     b1, b2 = make_buyer(impatient, RunOptions()), make_buyer(anchorer, RunOptions())
-    assert (b1.strategy, b1.exponent) == ("conceder", 4.0) and (b2.strategy, b2.exponent) == ("boulware", 0.12)
+    assert (b1.tactic, b1.strategy.schedule.exponent) == ("conceder", 4.0) and (b2.tactic, b2.strategy.schedule.exponent) == ("boulware", 0.12)
     assert b1.spec == b2.spec == "rule/persona"
     ep1 = await run_negotiation(make_party("rule/boulware", "seller"), b1, impatient.scenario, labels=impatient.labels)
     ep2 = await run_negotiation(make_party("rule/boulware", "seller"), b2, anchorer.scenario, labels=anchorer.labels)

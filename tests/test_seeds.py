@@ -34,8 +34,9 @@ def test_a_turn_seed_depends_on_the_party_seed_and_the_turn_only(scenario):
 
 async def test_the_seller_sends_each_call_its_turn_seed(seller_first):
     """Through LiteLLM to an OpenAI-compatible server (as to vLLM or the local server): the
-    first answer of a turn and its retry after feedback carry different seeds."""
-    answers = iter(["not json", json.dumps({"action": "walk_away", "message": "Bye."})])
+    first answer of a turn and its retry after feedback carry different seeds (the default,
+    assisted seller: its second answer picks the strategy's first option)."""
+    answers = iter(["not json", json.dumps({"action": "make_offer", "choice": "A", "message": "My offer."})])
     with FakeOpenAIServer(lambda req: next(answers)) as fake:
         seller = make_party("hosted_vllm/fake", "seller", seed=42, base_url=fake.base_url)
         view = PartyView.of(seller_first, "seller", ())

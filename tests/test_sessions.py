@@ -131,7 +131,8 @@ async def test_untrusted_text_cannot_move_the_seller_below_its_limits(scenario, 
         issue = sc.space.issue(price)
         floor = round(issue.low + 0.8 * (issue.high - issue.low))
         # A compromised model that does whatever the text says: accepts anything, offers nothing, leaks.
-        sessions = Sessions(SellerAgent("scripted/hostile", mode="json"), InMemorySaver())
+        # The pure seller, whose model writes terms: the guard itself must repair and block.
+        sessions = Sessions(SellerAgent("scripted/hostile", mode="json", strategy=None), InMemorySaver())
         st = await sessions.open(sc, limits={"minimum": {price: floor}})
         for _ in range(4):
             if st.status != "open":

@@ -1,7 +1,7 @@
 """Sessions on Postgres (langgraph-checkpoint-postgres): a real server, a restart, concurrency.
 
 Starts a throwaway PostgreSQL cluster on loopback; skips when the server binaries or the
-``postgres`` extra are missing (``apt-get install postgresql``, ``pip install 'negotiator[postgres]'``).
+``postgres`` extra are missing (``apt-get install postgresql``, ``pip install 'negotiator-sdk[postgres]'``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 from negotiator import generate
 from negotiator.sessions import BuyerMove, Sessions
 
-pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install 'negotiator[postgres]'")
+pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install 'negotiator-sdk[postgres]'")
 BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
 
 

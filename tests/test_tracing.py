@@ -94,7 +94,7 @@ async def test_a_real_litellm_call_gets_genai_attributes_and_the_servers_token_c
     terms = scenario.seller.ideal(scenario.space)
     reply = json.dumps({"action": "make_offer", "message": "Here you go.", "terms": terms})
     with FakeOpenAIServer(lambda req: reply) as server:
-        seller = SellerAgent("hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer)
+        seller = SellerAgent("hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer, strategy=None)
         turn = await seller.respond(scenario)
     assert turn.action.terms == terms
     (chat,) = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
@@ -110,7 +110,9 @@ SENTINEL = "ZEBRA-7781 my card number is 4111"
 
 async def _session_with_secrets(tracer):
     scenario = generate(0)
-    sessions = Sessions(SellerAgent("scripted/hostile", tracer=tracer, instructions="Brand voice: QUOKKA-5521."), InMemorySaver(), tracer=tracer)
+    # the pure seller: one model call per move, then the guard
+    seller = SellerAgent("scripted/hostile", tracer=tracer, instructions="Brand voice: QUOKKA-5521.", strategy=None)
+    sessions = Sessions(seller, InMemorySaver(), tracer=tracer)
     st = await sessions.open(scenario, limits={"minimum": {"price": 913}})
     st = await sessions.move(st.id, BuyerMove.offer({**scenario.buyer.ideal(scenario.space), "price": 600}, SENTINEL))
     return scenario, st
@@ -133,7 +135,8 @@ async def test_spans_hold_no_message_text_or_private_values_unless_opted_in(trac
     monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
     monkeypatch.delenv("NEGOTIATOR_TRACE_CONTENT", raising=False)
     scenario, st = await _session_with_secrets(tracer)
-    text = _all_text(exporter)
+    # The session id is random hex: it may hold "913" or "4111" by chance, so it is blanked first.
+    text = _all_text(exporter).replace(st.id, "<session id>")
     secrets = ["ZEBRA-7781", "4111", "QUOKKA-5521", "913", "Here is what", "Sure, I accept",
                str(scenario.seller.reservation), f"{scenario.seller.reservation:.2f}"]
     secrets += [str(w) for w in scenario.seller.weights.values()]
@@ -208,3 +211,48 @@ def test_an_unknown_exporter_is_a_usage_error(monkeypatch):
         configure_tracing()
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "none")
     assert configure_tracing() is False
+
+
+def _console_spans(stdout: str) -> list[dict]:
+    """The spans a ConsoleSpanExporter printed (indented JSON objects), among the command's own output."""
+    decoder, spans, i = json.JSONDecoder(), [], 0
+    while (i := stdout.find('{\n    "name"', i)) != -1:
+        span, end = decoder.raw_decode(stdout, i)
+        spans.append(span)
+        i = end
+    return spans
+
+
+def _cli(args: list[str], env: dict, input: str | None = None):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, timeout=180, input=input,
+                          env={**clean, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160", **env})
+
+
+def test_every_command_exports_spans_as_the_standard_variables_say(tmp_path):
+    r = _cli(["eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--limit", "2", "--out", str(tmp_path / "run"), "--quiet"],
+             {"OTEL_TRACES_EXPORTER": "console", "OTEL_SERVICE_NAME": "eval-nightly"})
+    assert r.returncode == 0, r.stderr
+    spans = _console_spans(r.stdout)
+    names = [s["name"] for s in spans]
+    assert names.count("negotiation") == 2 and "negotiation.turn" in names and "chat scripted/boulware" in names
+    assert {s["resource"]["attributes"]["service.name"] for s in spans} == {"eval-nightly"}
+    episodes = {json.loads(line)["episode_id"] for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()}
+    assert {s["attributes"]["negotiator.episode_id"] for s in spans if s["name"] == "negotiation"} == episodes
+    assert "seller score" in r.stdout  # the command's own output is still there
+
+    # play: a person's negotiation is one trace too; the default service name is the CLI's
+    r = _cli(["play", "--seller", "rule/conceder", "--scenario", "0"], {"OTEL_TRACES_EXPORTER": "console"}, input="walk\n")
+    assert r.returncode == 0, r.stderr
+    spans = _console_spans(r.stdout)
+    assert [s["name"] for s in spans].count("negotiation") == 1
+    assert {s["resource"]["attributes"]["service.name"] for s in spans} == {"negotiator"}
+
+    # unset: nothing is exported
+    r = _cli(["eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "1", "--out", str(tmp_path / "quiet"), "--quiet"], {})
+    assert r.returncode == 0 and _console_spans(r.stdout) == []
+
+
+def test_a_bad_exporter_name_is_a_usage_error_for_every_command(tmp_path):
+    r = _cli(["scenarios", "list", "--count", "1"], {"OTEL_TRACES_EXPORTER": "jaeger"})
+    assert r.returncode == 2 and "OTEL_TRACES_EXPORTER='jaeger'" in r.stderr and "Traceback" not in r.stderr

@@ -101,10 +101,12 @@ def test_outputs_and_manifest(one_step):
 def test_eval_loads_the_trained_seller(one_step, tmp_path):
     out, _ = one_step
     run = tmp_path / "eval"
-    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", f"local/{out / 'merged'}", "--suite", "quick",
+    # the run folder itself, as `negotiator train --out` named it: its merged model is served, and the CLI says so
+    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", f"local/{out}", "--suite", "quick",
            "--limit", "2", "--out", str(run), "--quiet"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=os.environ.copy())
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"is a training run: serving its merged model, {out.resolve() / 'merged'}" in " ".join(proc.stdout.split())
     eps = read_episodes(run / "episodes.jsonl")
     assert len(eps) == 2 and all(e.outcome.ended_by != "error" for e in eps)
     assert all(t.usage.model_calls >= 1 for e in eps for t in e.turns if t.party == "seller")

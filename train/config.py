@@ -1,9 +1,12 @@
 """The configuration of a training run, and the two profiles that fill in its defaults.
 
-``cpu``: the embedded Gemma 3 270M on a laptop-class CPU: small groups, short
+``cpu``: the embedded Gemma 3 270M on a laptop-class CPU: small groups, full-length
 negotiations, short turns, LoRA on the upper layers only (the backward pass stops there),
-``use_cpu``. ``gpu``: bf16 on accelerators, larger groups, full-length negotiations,
-generation by vLLM (colocated, or a ``trl vllm-serve`` server; see deployments/training/).
+``use_cpu``, and the learning rate that moved the 270M's LoRA in 30 updates here (6e-4;
+docs/results.md: 1e-4 did not move it, and a 4-round cap made every deal a capitulation).
+``gpu``: bf16 on accelerators, larger groups, full-length negotiations, generation by vLLM
+(colocated, or a ``trl vllm-serve`` server; see deployments/training/), the paper's rate
+(3e-6; sweep 1e-6,3e-6).
 
 A run's resolved configuration is written to ``OUT/config.json``: rerunning the same
 command into the same folder resumes it; a different one is refused.
@@ -24,17 +27,19 @@ Profile = Literal["cpu", "gpu"]
 
 PROFILES: dict[str, dict] = {
     "cpu": {
+        "lr": 6e-4,
         "num_generations": 4,
         "prompts_per_step": 2,
         "micro_batch": 2,
         "max_tokens": 128,
-        "max_rounds": 4,
+        "max_rounds": None,  # the scenario's own: the held-out negotiations run 5-10 rounds
         "lora_layers": 6,
         "dtype": "bfloat16",
         "save_steps": 5,
         "generation": "transformers",
     },
     "gpu": {
+        "lr": 3e-6,
         "num_generations": 8,
         "prompts_per_step": 8,
         "micro_batch": 8,
@@ -51,10 +56,10 @@ PROFILES: dict[str, dict] = {
 RUN_KEYS = (
     "base", "lr", "profile", "num_generations", "prompts_per_step", "max_tokens", "max_rounds", "temperature",
     "invalid_penalty", "lora_r", "lora_alpha", "lora_layers", "buyers", "personas", "scenario_seeds",
-    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards", "train_messages",
+    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards", "train_messages", "strategy",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
-RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True}
+RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True, "strategy": "none"}
 
 
 class TrainConfig(BaseModel):
@@ -84,6 +89,10 @@ class TrainConfig(BaseModel):
     # an answer) only add noise to the gradient; an LLM buyer reads it. None: True exactly
     # when the pool has a buyer that is not rule-based (resolved in ``resolve``).
     train_messages: bool | None = None
+    # The seller that plays the rollouts: "none" is the pure LLM policy (the model writes its
+    # own terms; what docs/results.md measured), a strategy name ("boulware") the assisted
+    # seller, whose model learns which of the strategy's offers to pick and what to say.
+    strategy: str = "none"
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -112,6 +121,9 @@ class TrainConfig(BaseModel):
         return self.num_generations * self.prompts_per_step
 
     def check(self) -> None:
+        from negotiator.agent.seller import seller_strategy
+
+        seller_strategy(self.strategy)  # an unknown name is a UsageError naming the choices
         if self.generation_batch % self.micro_batch:
             raise UsageError(
                 f"--micro-batch {self.micro_batch} must divide the step's {self.generation_batch} negotiations "

@@ -157,6 +157,7 @@ def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: flo
         "invalid_penalty": cfg.invalid_penalty,
         "scale_rewards": cfg.scale_rewards,
         "train_messages": cfg.train_messages,
+        "strategy": cfg.strategy,
         "constrained_decoding": cfg.constrain,
         "lora": {"r": cfg.lora_r, "alpha": cfg.lora_alpha, "layers": cfg.lora_layers},
         "seed": cfg.seed,

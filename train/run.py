@@ -110,7 +110,8 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         pool=pool,
         settings=RolloutSettings(
             max_tokens=cfg.max_tokens, temperature=cfg.temperature, invalid_penalty=cfg.invalid_penalty,
-            instructions=cfg.instructions, train_messages=cfg.train_messages, **served_sampling(base.path),
+            instructions=cfg.instructions, train_messages=cfg.train_messages, strategy=cfg.strategy,
+            **served_sampling(base.path),
         ),
         tokenizer=base.tokenizer,
         seller_spec=f"train/{cfg.base}",

@@ -31,6 +31,8 @@ def sweep(configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit:
     base = configs[0].base
     sellers = {"base": base if base.startswith("local/") or "/" in base else f"local/{base}"}
     sellers.update({name: spec for name, (spec, _) in arms.items()})
+    # Every arm and the base are evaluated as the seller they were trained as (pure or assisted).
+    sellers = {name: f"{spec}?strategy={configs[0].strategy}" for name, spec in sellers.items()}
     run_dirs = []
     for name, seller in sellers.items():
         run_dir = out / "eval" / name

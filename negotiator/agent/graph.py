@@ -30,6 +30,8 @@ from ..errors import ProviderError
 from ..models.base import ChatModel, ModelRequest, ModelResponse
 from ..models.seeds import turn_seed
 from ..party import AnyAction, Attempt, GuardIntervention, PartyView, Usage
+from ..strategy import Advice, Strategy
+from . import assist
 from .guard import Guard, fallback_action
 from .prompt import Mode, render_messages, retry_message
 
@@ -52,6 +54,7 @@ class RetryPolicy:
 
 class TurnState(TypedDict, total=False):
     view: PartyView
+    advice: Advice | None  # the strategy's advice on this move (assisted seller), else None
     messages: list[dict]
     response: ModelResponse | None
     action: AnyAction | None
@@ -74,6 +77,7 @@ class TurnConfig:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     constrain: bool = True  # ask for schema-constrained decoding where the backend supports it
     tracer: Tracer | None = None
+    strategy: Strategy | None = None  # the assisted seller: the model chooses among the strategy's options
     seed: int | None = None  # the party's seed: each model call sends a seed derived from it and the turn
 
 
@@ -89,21 +93,31 @@ def build_turn_graph():
 
     async def render(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
         cfg = _cfg(config)
-        return {"messages": render_messages(state["view"], cfg.instructions, cfg.mode), "attempts": [], "usage": Usage()}
+        view = state["view"]
+        advice = assist.advice_for(view, cfg.strategy) if cfg.strategy is not None else None
+        messages = render_messages(view, cfg.instructions, cfg.mode, cfg.strategy, advice)
+        return {"messages": messages, "advice": advice, "attempts": [], "usage": Usage()}
 
     async def call_model(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
         cfg = _cfg(config)
-        view = state["view"]
+        view, advice = state["view"], state.get("advice")
         attempt = len(state["attempts"])
+        if advice is not None:
+            tools = assist.answer_tools(advice, view.space) if cfg.mode == "tools" else None
+            schema = assist.answer_schema(advice, view.space)
+        else:
+            tools = tool_definitions(view.space, _allowed(view)) if cfg.mode == "tools" else None
+            schema = action_json_schema(view.space, _allowed(view))
         request = ModelRequest(
             messages=state["messages"],
-            tools=tool_definitions(view.space, _allowed(view)) if cfg.mode == "tools" else None,
-            response_schema=action_json_schema(view.space, _allowed(view)) if cfg.constrain and cfg.mode == "json" else None,
+            tools=tools,
+            response_schema=schema if cfg.constrain and cfg.mode == "json" else None,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
             seed=turn_seed(cfg.seed, view, attempt),
             attempt=attempt,
             view=view,
+            advice=advice,
         )
         response = await _complete_with_retries(cfg, request, _rng, cfg.tracer)
         usage = state["usage"].model_copy()
@@ -114,12 +128,13 @@ def build_turn_graph():
         cfg = _cfg(config)
         view, response = state["view"], state["response"]
         assert response is not None
+        advice = state.get("advice")
         try:
-            action = _parse(response, view)
+            action = _parse(response, view) if advice is None else _parse_assisted(response, view, advice)
         except ActionParseError as e:
             attempts = [*state["attempts"], Attempt(raw=response.raw(), error=e.feedback)]
             if len(attempts) > cfg.max_retries:
-                return {"attempts": attempts, "action": fallback_action(view), "fallback": True}
+                return {"attempts": attempts, "action": fallback_action(view, advice), "fallback": True}
             return {"attempts": attempts, "action": None, "messages": state["messages"] + retry_message(response.raw(), e.feedback)}
         return {"action": action, "fallback": False}
 
@@ -130,7 +145,7 @@ def build_turn_graph():
         assert action is not None
         if not cfg.guard:
             return {"guard": None}
-        new, intervention = Guard(state["view"]).check(action)
+        new, intervention = Guard(state["view"], cfg.strategy, state.get("advice")).check(action)
         if intervention is not None and tracer is not None:
             with tracer.start_as_current_span("negotiator.guard") as span:
                 span.set_attribute("negotiator.guard.kinds", intervention.kinds)
@@ -181,6 +196,17 @@ def _parse(response: ModelResponse, view: PartyView) -> AnyAction:
     if isinstance(action, MakeOffer) and len(action.message) > 4000:
         raise ActionParseError("Keep the message short.")
     return action
+
+
+def _parse_assisted(response: ModelResponse, view: PartyView, advice: Advice) -> AnyAction:
+    if response.tool_calls:
+        if len(response.tool_calls) > 1:
+            raise ActionParseError("Call exactly one tool per turn.")
+        call = response.tool_calls[0]
+        data = assist.tool_answer(call.name, call.arguments)
+    else:
+        data = assist.read_answer(response.text or "")
+    return assist.parse_answer(data, advice, view)
 
 
 async def _complete_with_retries(cfg: TurnConfig, request: ModelRequest, rng: random.Random, tracer: Tracer | None) -> ModelResponse:

@@ -9,7 +9,11 @@ from ..domain.scenario import HardLimits, Role
 from ..errors import UsageError
 from ..models.base import ChatModel
 from ..models.resolve import resolve_model
-from ..party import PartyView, TurnRecord
+from pydantic import ValidationError
+
+from ..actions import Accept, MakeOffer, WalkAway
+from ..party import AdviceRecord, PartyView, TurnRecord
+from ..strategy import Advice, Strategy
 from .graph import RetryPolicy, TurnConfig, turn_graph
 from .prompt import prompt_hash
 
@@ -42,6 +46,7 @@ class LLMParty:
         constrain: bool = True,
         tracer=None,
         spec: str | None = None,
+        strategy: Strategy | None = None,
         seed: int | None = None,
     ):
         if mode not in ("auto", "json", "tools"):
@@ -53,7 +58,7 @@ class LLMParty:
         self.spec = spec or self.model.spec
         self.family = self.model.family
         self.instructions = instructions
-        self.limits = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
+        self.limits = _limits(limits)
         resolved: Literal["json", "tools"] = ("tools" if self.model.supports_tools else "json") if mode == "auto" else mode
         self.mode = resolved
         if tracer is None:
@@ -71,16 +76,23 @@ class LLMParty:
             retry=retry or RetryPolicy(),
             constrain=constrain,
             tracer=tracer,
+            strategy=strategy,
             seed=seed,
         )
+        self.strategy = strategy
         self._graph = turn_graph()
         self._run_config = {"configurable": {"turn": self.config}}
-        self.prompt_hash = prompt_hash(instructions, resolved)
+        self.prompt_hash = prompt_hash(instructions, resolved, strategy)
 
     async def act(self, view: PartyView) -> TurnRecord:
         if view.role != self.role:
             raise UsageError(f"this party plays the {self.role}, but the view is the {view.role}'s")
         if self.limits is not None:
+            try:
+                self.limits.check_space(view.space)
+            except ValueError as e:  # the developer's mistake: raised, not recorded as a failed negotiation
+                raise UsageError(f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
+                                 f"are {', '.join(view.space.names)}") from None
             view = view.model_copy(update={"limits": view.limits.merged(self.limits)})
         t0 = time.perf_counter()
         state = await self._graph.ainvoke({"view": view}, self._run_config)
@@ -91,6 +103,7 @@ class LLMParty:
             raw_output=state.get("raw"),
             invalid_attempts=state["attempts"],
             guard=state.get("guard"),
+            advice=_record(state.get("advice"), state["action"], state.get("fallback", False)),
             fallback=state.get("fallback", False),
             usage=state["usage"],
             latency_s=round(time.perf_counter() - t0, 6),
@@ -99,3 +112,29 @@ class LLMParty:
 
     async def aclose(self) -> None:
         await self.model.aclose()
+
+
+def _limits(limits: HardLimits | dict | None) -> HardLimits | None:
+    if limits is None or isinstance(limits, HardLimits):
+        return limits
+    try:
+        return HardLimits.model_validate(limits)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "limits"
+        raise UsageError(f"invalid limits: {where}: {err['msg']}") from None
+
+
+def _record(advice: Advice | None, action, fallback: bool) -> AdviceRecord | None:
+    if advice is None:
+        return None
+    options = [*advice.choices, *(a for a in advice.actions if a != "make_offer")]
+    chosen: str | None = None
+    if not fallback:
+        if isinstance(action, Accept):
+            chosen = "accept"
+        elif isinstance(action, WalkAway):
+            chosen = "walk_away"
+        elif isinstance(action, MakeOffer):
+            chosen = advice.choice_of(action.terms) or "own"
+    return AdviceRecord(target=round(advice.target, 6), recommended=advice.recommended, options=options, chosen=chosen)

@@ -22,15 +22,19 @@ from ..actions import Accept, MakeOffer, action_to_json
 from ..domain.issues import DiscreteIssue, NumericIssue, Offer, _fmt
 from ..domain.scenario import other
 from ..party import PartyView, PublicMove
+from ..strategy import Advice, Candidate, Strategy
+from .assist import answer_json
 
-PROMPT_VERSION = "2"
+PROMPT_VERSION = "3"
 Mode = Literal["json", "tools"]
 
 RETRY_TEMPLATE = "Your reply could not be used: {feedback} Reply again with one valid action."
 
 # Version 2 is compact for small models (the embedded Gemma 3 270M reads every token on a CPU):
 # one line per issue with the options best-first, the worth of every offer to you, a worked
-# example exchange in this very outcome space, and short turn messages.
+# example exchange in this very outcome space, and short turn messages. Version 3 adds the
+# assisted mode: with a strategy, each turn message ends with the strategy's options and
+# the model answers with a choice (negotiator.agent.assist).
 
 
 def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
@@ -43,7 +47,7 @@ def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
     return f"- {issue.name}: one of {', '.join(json.dumps(o) for o in ranked)}{unit} (best for you first)"
 
 
-def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json") -> str:
+def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json", assisted: bool = False) -> str:
     """The standing instructions: role, product, issues, own priorities, limits, format."""
     sc, me, them = view.scenario, view.role, other(view.role)
     deal = "selling" if me == "seller" else "buying"
@@ -67,7 +71,20 @@ def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json") -> 
         f"{view.max_turns // 2} rounds; you and the {them} take turns. On your turn: make_offer, accept the "
         f"{them}'s latest offer, or walk_away. No deal after the last round means no deal."
     )
-    if mode == "json":
+    if assisted:
+        lines.append(
+            f"Each turn you get options worked out for you: offers worth the same to you that trade the other issues "
+            f"differently (the one the {them} should like best first), and accepting when the {them}'s offer is good "
+            "enough. Choose one and write a short message in your own words; state only the terms of your choice."
+        )
+        if mode == "json":
+            lines.append(
+                'Reply with one JSON object only: {"action": "make_offer", "choice": "A", "message": "..."} '
+                'or {"action": "accept", "message": "..."}.'
+            )
+        else:
+            lines.append("Act by calling exactly one tool: make_offer (with the option's id) or accept.")
+    elif mode == "json":
         lines.append(
             'Reply with one JSON object only: {"action": "make_offer", "message": "...", "terms": {...}}, '
             '{"action": "accept", "message": "..."} or {"action": "walk_away", "message": "..."}.'
@@ -84,8 +101,24 @@ def _limits_text(view: PartyView) -> str:
     return "; ".join(parts)
 
 
-def _terms(view: PartyView, terms: Offer) -> str:
+def _terms(terms: Offer) -> str:
     return json.dumps(terms, ensure_ascii=False)
+
+
+def advice_text(advice: Advice, them: str) -> str:
+    """The strategy's options, as the assisted model reads them at the end of its turn message."""
+    lines = []
+    if advice.final_move:
+        lines.append("This is the last move of the negotiation: an offer now can no longer be accepted.")
+    if advice.accept:
+        lines.append(f"The {them}'s offer is worth {advice.standing_worth:.2f} to you: accept it.")
+    else:
+        lines.append("Your options:")
+        lines += [f"{c.id}: {_terms(c.terms)} (worth {c.worth:.2f} to you)" for c in advice.candidates]
+        if advice.can_accept:
+            lines.append(f"Or accept the {them}'s offer (worth {advice.standing_worth:.2f} to you).")
+    lines.append(f"Recommended: {advice.recommended}.")
+    return "\n".join(lines)
 
 
 def _move_text(view: PartyView, move: PublicMove) -> str:
@@ -94,13 +127,13 @@ def _move_text(view: PartyView, move: PublicMove) -> str:
     said = f' and said: "{a.message}"' if a.message else ""
     if isinstance(a, MakeOffer):
         worth = view.utility(a.terms)
-        return f"{who} offered {_terms(view, a.terms)} (worth {worth:.2f} to you){said}."
+        return f"{who} offered {_terms(a.terms)} (worth {worth:.2f} to you){said}."
     if isinstance(a, Accept):
         return f"{who} accepted{said}."
     return f"{who} walked away{said}."
 
 
-def _turn_prompt(view: PartyView, since: list[PublicMove], turn: int) -> str:
+def _turn_prompt(view: PartyView, since: list[PublicMove], turn: int, advice: Advice | None = None) -> str:
     """The user message before the move at index ``turn``: what the other side did since."""
     lines = [_move_text(view, m) for m in since]
     if turn == 0:
@@ -111,6 +144,8 @@ def _turn_prompt(view: PartyView, since: list[PublicMove], turn: int) -> str:
     lines.append(f"Round {turn // 2 + 1} of {rounds}; your move.{last}")
     if not any(m.party != view.role and isinstance(m.action, MakeOffer) for m in view.transcript[:turn]):
         lines.append("There is no offer to accept yet.")
+    if advice is not None:
+        lines.append(advice_text(advice, other(view.role)))
     return "\n".join(lines)
 
 
@@ -118,39 +153,63 @@ _EXAMPLE_USER = "Example: round 1 of {rounds}; your move."
 _REAL_START = "End of example. The real negotiation starts now."
 
 
-def _example(view: PartyView) -> tuple[str, str]:
+def _example(view: PartyView, strategy: Strategy | None) -> tuple[str, str]:
     """A worked first move on this very outcome space: the shape to copy."""
     ideal = view.preferences.ideal(view.space)
-    ans = action_to_json(MakeOffer(terms=ideal, message="Thanks for your interest. Here is my proposal."))
-    return _EXAMPLE_USER.format(rounds=view.max_turns // 2), ans
+    offer = MakeOffer(terms=ideal, message="Thanks for your interest. Here is my proposal.")
+    user = _EXAMPLE_USER.format(rounds=view.max_turns // 2)
+    if strategy is None:
+        return user, action_to_json(offer)
+    worth = view.utility(ideal)
+    advice = Advice(target=worth, floor=0.0, progress=0.0, final_move=False, candidates=(Candidate("A", ideal, worth),))
+    return f"{user}\n{advice_text(advice, other(view.role))}", answer_json(offer, advice)
 
 
-def render_messages(view: PartyView, instructions: str = "", mode: Mode = "json") -> list[dict]:
-    """The chat for the model that acts in ``view``; append-only across the negotiation."""
-    ex_user, ex_answer = _example(view)
+def render_messages(
+    view: PartyView, instructions: str = "", mode: Mode = "json", strategy: Strategy | None = None,
+    advice: Advice | None = None,
+) -> list[dict]:
+    """The chat for the model that acts in ``view``; append-only across the negotiation.
+
+    With a ``strategy`` (the assisted seller) each turn message ends with that turn's advice,
+    recomputed for past turns from the transcript as it stood (the strategy is
+    deterministic, so the history reads exactly as the model saw it); ``advice`` is this
+    turn's, when the caller has it already.
+    """
+    ex_user, ex_answer = _example(view, strategy)
     messages: list[dict] = [
-        {"role": "system", "content": rules_text(view, instructions, mode)},
+        {"role": "system", "content": rules_text(view, instructions, mode, assisted=strategy is not None)},
         {"role": "user", "content": ex_user},
         {"role": "assistant", "content": ex_answer},
     ]
     first = True  # the first real turn message closes the example
     since: list[PublicMove] = []
 
-    def user(turn: int) -> dict:
+    def user(turn: int, advice: Advice | None) -> dict:
         nonlocal first
-        text = _turn_prompt(view, since, turn)
+        text = _turn_prompt(view, since, turn, advice)
         if first:
             text, first = f"{_REAL_START}\n{text}", False
         return {"role": "user", "content": text}
 
+    def advice_at(turn: int) -> Advice | None:
+        if strategy is None:
+            return None
+        past = view.model_copy(update={"transcript": view.transcript[:turn], "turn": turn})
+        return strategy.advise(past.situation())
+
     for i, move in enumerate(view.transcript):
         if move.party == view.role:
-            messages.append(user(i))
-            messages.append({"role": "assistant", "content": action_to_json(move.action)})
+            past_advice = advice_at(i)
+            messages.append(user(i, past_advice))
+            answer = action_to_json(move.action) if past_advice is None else answer_json(move.action, past_advice)
+            messages.append({"role": "assistant", "content": answer})
             since = []
         else:
             since.append(move)
-    messages.append(user(view.turn))
+    if strategy is not None and advice is None:
+        advice = advice_at(view.turn)
+    messages.append(user(view.turn, advice))
     return messages
 
 
@@ -162,9 +221,10 @@ def retry_message(raw: str, feedback: str) -> list[dict]:
     ]
 
 
-def prompt_hash(instructions: str, mode: Mode) -> str:
-    """Identifies the prompt format + instructions in episode provenance."""
-    return hashlib.sha256(f"{PROMPT_VERSION}|{mode}|{instructions}".encode()).hexdigest()[:12]
+def prompt_hash(instructions: str, mode: Mode, strategy: Strategy | None = None) -> str:
+    """Identifies the prompt format + instructions (+ the strategy) in episode provenance."""
+    key = f"{PROMPT_VERSION}|{mode}|{instructions}" + (f"|{strategy!r}" if strategy is not None else "")
+    return hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-__all__ = ["PROMPT_VERSION", "render_messages", "retry_message", "rules_text", "prompt_hash"]
+__all__ = ["PROMPT_VERSION", "advice_text", "render_messages", "retry_message", "rules_text", "prompt_hash"]

@@ -11,6 +11,13 @@
 
 The seller sees its own preferences and limits plus the public transcript, never the
 buyer's. The guard is always on.
+
+By default the seller is *assisted*: a negotiation strategy (``negotiator.strategy``,
+Boulware by default) works out the offers worth its target on each move and whether to
+accept, and the model chooses among them and writes the words. ``strategy=None`` (or
+``?strategy=none`` in a spec) is the pure LLM policy: the model writes its own terms.
+A spec string can carry the strategy and its business settings:
+``local/gemma-3-270m?strategy=linear&leeway=0.05``, ``openai/gpt-4o-mini?strategy=none``.
 """
 
 from __future__ import annotations
@@ -18,14 +25,55 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from urllib.parse import urlencode
+
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing
 from ..errors import UsageError
 from ..models.base import ChatModel
+from ..models.specs import parse_spec
 from ..party import PartyView, PublicMove, TurnRecord
+from ..strategy import STRATEGY_NAMES, Strategy
 from .llm_party import LLMParty, ModeOption
 
 DEFAULT_SELLER = "local/gemma-3-270m"
+DEFAULT_STRATEGY = "boulware"
+
+# Spec parameters that configure the seller's strategy, not its model.
+STRATEGY_KEYS = ("strategy", "exponent", "aspiration", "leeway", "candidates", "own_terms", "walk_away")
+
+
+def seller_strategy(strategy: Strategy | str | None, params: dict | None = None) -> Strategy | None:
+    """The strategy for a name (``none`` for the pure LLM policy) and its settings, or a UsageError."""
+    if strategy is None or isinstance(strategy, Strategy):
+        if params:
+            raise UsageError(f"strategy settings {sorted(params)} need a named strategy, e.g. strategy=boulware")
+        return strategy
+    name = str(strategy).strip().lower()
+    if name == "none":
+        if params:
+            raise UsageError(f"strategy=none (the pure LLM policy) takes no strategy settings, got {sorted(params)}")
+        return None
+    settings = dict(params or {})
+    if "exponent" in settings:
+        settings["e"] = settings.pop("exponent")
+    try:
+        return Strategy.named(name, settings)
+    except ValueError as e:
+        raise UsageError(f"{e}; strategies: {', '.join(STRATEGY_NAMES)} or none") from None
+
+
+def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]:
+    """(the model's own spec, the strategy parameters) of a seller spec."""
+    if not isinstance(model, str):
+        return model, {}
+    s = parse_spec(model)
+    ours = {k: v for k, v in s.params.items() if k in STRATEGY_KEYS}
+    if not ours:
+        return model, {}
+    rest = {k: v for k, v in s.params.items() if k not in STRATEGY_KEYS}
+    base = s.raw.partition("?")[0]
+    return (f"{base}?{urlencode(rest)}" if rest else base), ours
 
 
 class SellerAgent(LLMParty):
@@ -35,12 +83,21 @@ class SellerAgent(LLMParty):
         *,
         instructions: str = "",
         limits: HardLimits | dict | None = None,
+        strategy: Strategy | str | None = DEFAULT_STRATEGY,
         mode: ModeOption = "auto",
         max_retries: int = 2,
         **kwargs,
     ):
         kwargs.pop("guard", None)  # the seller's guard cannot be switched off
-        super().__init__(model, role="seller", instructions=instructions, limits=limits, mode=mode, max_retries=max_retries, guard=True, **kwargs)
+        spec = kwargs.pop("spec", None) or (model if isinstance(model, str) else None)
+        model, params = split_spec(model)
+        if params:  # the spec names the arm: its strategy wins over the default
+            strategy = params.pop("strategy", strategy)
+        plan = seller_strategy(strategy, params)
+        super().__init__(
+            model, role="seller", instructions=instructions, limits=limits, mode=mode, max_retries=max_retries,
+            guard=True, strategy=plan, spec=spec, **kwargs,
+        )
 
     def view(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:
         """The seller's view after ``transcript``; checks that it is the seller's move."""
@@ -55,6 +112,12 @@ class SellerAgent(LLMParty):
             raise UsageError(f"the negotiation has already ended ({state.ended_by})")
         if state.to_move != "seller":
             raise UsageError("it is the buyer's move, not the seller's")
+        if self.limits is not None:
+            try:
+                scenario.check_limits(self.limits)
+            except ValueError as e:
+                raise UsageError(f"the seller's limits do not fit listing {scenario.id!r}: {e}; its issues are "
+                                 f"{', '.join(scenario.space.names)}") from None
         return PartyView.of(scenario, "seller", moves, self.limits)
 
     async def respond(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:

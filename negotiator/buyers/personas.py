@@ -146,10 +146,14 @@ PERSONAS: dict[str, Persona] = {
 def get_persona(name: str) -> Persona:
     if name == NEUTRAL.name:
         return NEUTRAL
-    try:
+    if name in PERSONAS:
         return PERSONAS[name]
-    except KeyError:
-        raise UsageError(f"unknown persona {name!r}; choose one of {', '.join(PERSONAS)} (or neutral)") from None
+    from .adversarial import ATTACKS  # the adversarial suite's attackers (that module imports this one)
+
+    if name in ATTACKS:
+        return ATTACKS[name].persona
+    raise UsageError(f"unknown persona {name!r}; choose one of {', '.join(PERSONAS)}, an attack ({', '.join(ATTACKS)}) "
+                     "or neutral")
 
 
 def persona_preferences(prefs: Preferences, persona: Persona, reservation: float | None = None) -> Preferences:

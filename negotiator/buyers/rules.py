@@ -12,8 +12,15 @@ and write short natural-language messages so LLM opponents have something to rea
 ``threatener``   Boulware-ish, threatens to walk away and does if the other side stalls
 ===============  ==========================================================================
 
-As a seller arm (``rule/boulware``) they are the baseline a user would otherwise deploy;
-as buyers they are the held-out opponents that need no model at all.
+Every tactic is a :class:`~negotiator.strategy.Strategy` played as it advises: the same
+schedule, bidding and acceptance code the assisted LLM seller is advised by, so "the LLM
+is at least as good as the rule" compares one machinery with and without a model.
+
+As a seller arm (``rule/boulware``) they are the baseline a user would otherwise deploy:
+they rank their bids with a frequency opponent model (``opponent=off`` for nearest-offer
+bidding). As buyers they are the held-out opponents that need no model at all, and they
+bid nearest the seller's latest offer, exactly as they always have, so the held-out suite's
+opponents stay the same.
 """
 
 from __future__ import annotations
@@ -22,14 +29,16 @@ import random
 import time
 
 from ..actions import Accept, MakeOffer, WalkAway
-from ..domain.concession import OutcomeIndex, target_utility
 from ..domain.issues import NumericIssue, Offer, _fmt
 from ..domain.scenario import Role, other
 from ..errors import UsageError
 from ..party import AnyAction, PartyView, TurnRecord
+from ..strategy import Strategy
 
 STRATEGIES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner", "threatener")
 _DEFAULT_E = {"boulware": 0.2, "linear": 1.0, "conceder": 3.0, "threatener": 0.5}
+_BIDDING = ("aspiration", "opponent", "similarity", "window", "combi")
+_PARAMS = {s: (("e",) if s in _DEFAULT_E else ("level",) if s == "hardliner" else ()) + _BIDDING for s in STRATEGIES}
 
 _OPEN = ["Let's start here: {terms}.", "Here is my opening proposal: {terms}.", "I'd propose {terms}."]
 _COUNTER = [
@@ -52,52 +61,35 @@ class RuleParty:
             raise UsageError(f"unknown rule strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
         p = dict(params or {})
         try:
-            self.exponent = float(p.pop("e", _DEFAULT_E.get(strategy, 1.0)))
-            self.level = float(p.pop("level", 0.9))
             self.patience = int(p.pop("patience", 2))
             self.noise = float(p.pop("noise", 0.01))
             seed = int(p.pop("seed", seed))
         except ValueError as e:
             raise UsageError(f"bad parameter for rule/{strategy}: {e}") from None
-        if p:
-            raise UsageError(f"unknown parameters for rule/{strategy}: {', '.join(p)}; known: e, level, patience, noise, seed")
-        if self.exponent <= 0:
-            raise UsageError("rule parameter e must be positive")
-        self.strategy, self.role, self.seed = strategy, role, seed
+        known = _PARAMS[strategy]
+        unknown = [k for k in p if k not in known]
+        if unknown:
+            raise UsageError(f"unknown parameters for rule/{strategy}: {', '.join(unknown)}; known: "
+                             f"{', '.join(['patience', 'noise', 'seed', *known])}")
+        settings = {"e": _DEFAULT_E[strategy]} if strategy in _DEFAULT_E else {}
+        settings.update({"candidates": 1, "opponent": role == "seller"})
+        settings.update(p)
+        try:
+            self.strategy = Strategy.named("boulware" if strategy == "threatener" else strategy, settings)
+        except ValueError as e:
+            raise UsageError(f"bad parameter for rule/{strategy}: {e}") from None
+        self.tactic, self.role, self.seed = strategy, role, seed
         self.spec = spec or f"rule/{strategy}"
         self.family = "rule"
 
     # -- helpers -------------------------------------------------------------------
-    def _index(self, view: PartyView) -> OutcomeIndex:
-        return OutcomeIndex.shared(view.space, view.preferences, view.limits)
-
     def _rng(self, view: PartyView) -> random.Random:
         # Seeded per turn, so a resumed negotiation replays identically.
         return random.Random(f"{self.seed}:{self.spec}:{self.role}:{view.scenario.id}:{view.turn}")
 
-    def _t(self, view: PartyView) -> float:
-        """Deadline share of this move: 0 at the first move, 1 at the very last."""
-        return view.turn / max(1, view.max_turns - 1)
-
-    def _target(self, view: PartyView, idx: OutcomeIndex, rng: random.Random) -> float:
-        r = view.limits.utility_floor(view.preferences)
-        if self.strategy == "hardliner":
-            return r + (idx.u_max - r) * self.level
-        if self.strategy == "tit_for_tat":
-            return self._tit_for_tat_target(view, idx, r)
-        jitter = rng.uniform(-self.noise, self.noise) if self.noise else 0.0
-        return max(r, min(idx.u_max, target_utility(self._t(view), r, self.exponent, idx.u_max) + jitter))
-
-    def _tit_for_tat_target(self, view: PartyView, idx: OutcomeIndex, r: float) -> float:
-        mine = view.offers_by(view.role)
-        if not mine:
-            return idx.u_max
-        theirs = view.offers_by(other(view.role))
-        gain = 0.0
-        if len(theirs) >= 2:
-            gain = view.utility(theirs[-1]) - view.utility(theirs[-2])
-        step = max(0.02, gain)  # a small step keeps two tit-for-tat players from deadlocking
-        return max(r, view.utility(mine[-1]) - step)
+    def _jitter(self, rng: random.Random) -> float:
+        time_dependent = self.tactic not in ("tit_for_tat", "hardliner")
+        return rng.uniform(-self.noise, self.noise) if self.noise and time_dependent else 0.0
 
     def _say(self, pool: list[str], rng: random.Random, view: PartyView, terms: Offer | None) -> str:
         text = rng.choice(pool)
@@ -116,18 +108,14 @@ class RuleParty:
 
     # -- the move ------------------------------------------------------------------
     def decide(self, view: PartyView) -> AnyAction:
-        idx, rng = self._index(view), self._rng(view)
-        r = view.limits.utility_floor(view.preferences)
-        target = self._target(view, idx, rng)
+        rng = self._rng(view)
+        advice = self.strategy.advise(view.situation(), jitter=self._jitter(rng))
+        if advice.accept:
+            return Accept(message=self._say(_ACCEPT, rng, view, None))
+        offer = advice.candidates[0].terms
         standing = view.standing_offer
-        offer = idx.offer(target, toward=standing)
-        last_move = view.turns_left <= 1
-        if standing is not None and view.limits.allows(standing, view.preferences):
-            u = view.utility(standing)
-            if u >= view.utility(offer) - 1e-9 or (last_move and u >= r and self.strategy != "hardliner"):
-                return Accept(message=self._say(_ACCEPT, rng, view, None))
-        if self.strategy == "threatener" and standing is not None:
-            threat = self._threat(view, r)
+        if self.tactic == "threatener" and standing is not None:
+            threat = self._threat(view, advice.floor)
             if threat == "walk":
                 return WalkAway(message=self._say(_WALK, rng, view, None))
             if threat == "warn":

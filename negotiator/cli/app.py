@@ -1,18 +1,28 @@
-"""The typer application and the error handling shared by every command."""
+"""The typer application and the error handling shared by every command.
+
+Start-up is kept cheap: this module and every ``*_cmd`` module import only typer, rich and
+light parts of negotiator at module level; LangGraph, LiteLLM, torch, transformers, numpy and
+matplotlib are imported inside the commands that use them (``benchmarks/startup.py``).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
+import warnings
+from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from ..errors import RemoteRequestBlocked, UsageError
-from ..runtime.episode import git_commit
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+DEFAULT_SELLER = "local/gemma-3-270m"  # the embedded model: offline, no key (= negotiator.agent.DEFAULT_SELLER)
 
 # Written to a file or a CI log, rich would squeeze the result tables into 80 columns and cut
 # every figure to an ellipsis; COLUMNS still wins when set.
@@ -33,6 +43,56 @@ class Unreachable(Exception):
     """A model endpoint could not be reached; exit code 3."""
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"negotiator {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+) -> None:
+    command = ctx.invoked_subcommand
+    if command in ("eval", "train"):
+        from ..runtime.episode import git_commit
+
+        # Read the checkout's commit now (it is cached): episodes and training manifests name
+        # the code this process started from, even when the work tree is committed to while it runs.
+        git_commit()
+    if os.environ.get("OTEL_TRACES_EXPORTER", "").strip():  # the standard variables, for every command
+        from ..tracing import configure_tracing
+
+        configure_tracing("negotiator-service" if command == "serve" else "negotiator")
+
+
+def output_folder(path: Path, flag: str = "--out") -> Path:
+    """``path`` as a folder this process can write into, created if missing; else a UsageError saying why."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path} is a file, not a folder: give the path of a folder (it is created if missing)")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(f"{flag} {path}: {parent} is a file, so no folder can be made below it; choose another {flag}")
+            break
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".negotiator-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e}); choose a folder you can write to, or fix its permissions") from None
+    return path
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings reach a CLI user as one line saying what happened, not as Python source locations."""
+    err_console.print(f"[bold yellow]warning:[/] {escape(str(message))}")
+
+
 def _register() -> None:
     """Import every ``*_cmd`` module of this package; each registers its command on ``app``."""
     import importlib
@@ -45,10 +105,19 @@ def _register() -> None:
             importlib.import_module(f"{cli.__name__}.{mod.name}")
 
 
+def _os_error(e: OSError) -> tuple[str, int]:
+    where = " ".join(str(x) for x in (e.filename, e.filename2) if x)
+    what = e.strerror or str(e)
+    # A path the user named that is missing, a file where a folder belongs, no permission: bad input.
+    usage = isinstance(e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)) or e.errno in (
+        errno.EROFS, errno.ENAMETOOLONG,
+    )
+    hint = "check the path and its permissions" if usage else "check the disk (space, mounts) and run the command again"
+    return f"{what}{': ' + where if where else ''}; {hint}", EXIT_USAGE if usage else EXIT_FAILURE
+
+
 def main() -> None:
-    # Read the checkout's commit now (it is cached): episodes and training manifests name the
-    # code this process started from, even when the work tree is committed to while it runs.
-    git_commit()
+    warnings.showwarning = _show_warning
     _register()
     try:
         rc = app(standalone_mode=False)
@@ -76,3 +145,7 @@ def main() -> None:
         else:
             err_console.print(f"[bold red]error:[/] {escape(str(e))}")
         sys.exit(getattr(e, "exit_code", EXIT_USAGE))
+    except OSError as e:  # a file or folder the commands did not check for themselves
+        message, code = _os_error(e)
+        err_console.print(f"[bold red]error:[/] {escape(message)}")
+        sys.exit(code)

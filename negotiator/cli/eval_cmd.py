@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..errors import ProviderError, UsageError
-from .app import EXIT_UNREACHABLE, Unreachable, app, console
+from .app import DEFAULT_SELLER, EXIT_UNREACHABLE, Unreachable, app, console, output_folder
 
-DEFAULT_CLI_SELLER = "local/gemma-3-270m"  # the embedded model: offline, no key, served like vLLM
 
-# What defines a run, as recorded in config.json; --resume DIR takes them from there.
-_RUN_FLAGS = {"seller": "seller", "buyer": "buyers", "suite": "suite_name", "seed": "seed", "limit": "limit", "shard": "shard"}
+# What a run measures, as recorded in config.json (parameter -> key). On --resume these come
+# from the record, and one given anew must agree with it: a different seller, plan or endpoint
+# would mix two runs in one folder or send the rest of the negotiations somewhere else.
+FIXED = {
+    "seller": "seller", "buyer": "buyers", "suite": "suite_name", "seed": "seed", "limit": "limit", "shard": "shard",
+    "seller_base_url": "seller_base_url", "buyer_base_url": "buyer_base_url",
+}
+# How a run is carried out, not what it measures: recorded and reused on --resume; a value
+# given anew wins (fewer calls per minute after a 429 storm, less concurrency on a smaller box).
+TUNABLE = {"concurrency": "concurrency", "rate_limit": "rate_limits", "timeout": "timeout", "retries": "retries"}
 
 
 def _slug(spec: str) -> str:
@@ -46,31 +53,67 @@ def _parse_rate_limits(items: list[str] | None) -> dict[str, float]:
     return out
 
 
-def _resume_settings(ctx: typer.Context, resume: Path, given: dict) -> dict:
-    """The run settings recorded in ``resume``/config.json; flags given anew must agree with them."""
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    source = ctx.get_parameter_source(name)  # typer may bring its own click: compare by name
+    return getattr(source, "name", None) == "COMMANDLINE"
+
+
+def _as_recorded(name: str, value):
+    """A flag's value in the form config.json records it."""
+    if name == "buyer":
+        return list(dict.fromkeys(value)) if value else value
+    if name == "rate_limit":
+        return _parse_rate_limits(value) if isinstance(value, list) else value or {}
+    return value
+
+
+def _resume_settings(ctx: typer.Context, resume: Path, values: dict) -> dict:
+    """The settings of the run recorded in ``resume``/config.json, as flag values.
+
+    Fixed settings given anew must agree with the record (a UsageError names the first that
+    does not); tunable ones given anew replace the recorded value.
+    """
     from evals.runner import read_config
 
     config = read_config(resume)
-    recorded = {
-        "seller": config.get("seller"), "buyer": config.get("buyers"), "suite": config.get("suite_name"),
-        "seed": config.get("seed"), "limit": config.get("limit"), "shard": config.get("shard"),
-    }
-    if recorded["suite"] is None:
-        raise UsageError(f"{resume}/config.json does not name its suite; rerun the original command with --out {resume}")
-    for flag, value in given.items():
-        source = ctx.get_parameter_source(flag)  # typer may bring its own click: compare by name
-        if getattr(source, "name", None) == "COMMANDLINE" and value != recorded[flag]:
+    for key, kind in (("suite_name", str), ("seller", str), ("buyers", list), ("seed", int)):
+        if not isinstance(config.get(key), kind):
             raise UsageError(
-                f"--{flag} {value} differs from the run in {resume} ({recorded[flag]}); drop it to resume, "
+                f"{resume}/config.json does not record its {key}; rerun the original command with --out {resume} "
+                "(the negotiations already logged are kept)"
+            )
+    out = dict(values)
+    for name, key in FIXED.items():
+        recorded = config.get(key)
+        if _given(ctx, name) and _as_recorded(name, values[name]) != recorded:
+            shown = " ".join(values[name]) if name == "buyer" else values[name]
+            raise UsageError(
+                f"{_flag(name)} {shown} differs from the run in {resume} ({_show(recorded)}); drop it to resume that run, "
                 "or choose a new --out folder for a different run"
             )
-    return recorded
+        out[name] = recorded
+    for name, key in TUNABLE.items():
+        if not _given(ctx, name) and config.get(key) is not None:
+            out[name] = config[key]
+    return out
+
+
+def _show(value) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
 
 
 @app.command("eval")
 def eval_command(
     ctx: typer.Context,
-    seller: Annotated[str, typer.Option(help="Seller spec: local/gemma-3-270m, rule/boulware, openai/gpt-4o-mini, hosted_vllm/MODEL ...")] = DEFAULT_CLI_SELLER,
+    seller: Annotated[str, typer.Option(help="Seller spec: local/gemma-3-270m, rule/boulware, openai/gpt-4o-mini, hosted_vllm/MODEL ...")] = DEFAULT_SELLER,
     buyer: Annotated[Optional[list[str]], typer.Option(help="Evaluation buyer spec; repeat for several (the paper uses two, from two model families). Default: the suite's buyers. rule/persona plays each persona's own tactic.")] = None,
     suite: Annotated[str, typer.Option(help="Evaluation suite: quick (24 negotiations) or heldout (48 scenarios x 12 personas x 2 buyers = 1,152).")] = "quick",
     limit: Annotated[Optional[int], typer.Option(help="Run at most N negotiations of the suite.")] = None,
@@ -93,28 +136,40 @@ def eval_command(
     Compare arms with `negotiator report RUN_DIR [RUN_DIR ...]`.
     """
     from evals.arms import family_warnings, training_pool
-    from evals.report import run_table
-    from evals.runner import RunOptions, plan, run_jobs, write_config
+    from evals.runner import RunOptions, plan, read_config, write_config
     from evals.suites import get_suite
-    from evals.summary import summarize
 
-    from ..models.local.servers import local_servers
     from ..models.preflight import preflight
-    from ..runtime.log import episode_ids, read_episodes
+    from ..runtime.log import EpisodeLog, damaged_path, describe, episode_ids
 
     if resume is not None:
-        given = {"seller": seller, "buyer": buyer, "suite": suite, "seed": seed, "limit": limit, "shard": shard}
-        settings = _resume_settings(ctx, resume, given)
-        seller, buyer, suite, seed, limit, shard = (settings[k] for k in ("seller", "buyer", "suite", "seed", "limit", "shard"))
+        if resume.exists() and not resume.is_dir():
+            raise UsageError(f"--resume {resume} is a file; give the run folder (the one holding config.json and episodes.jsonl)")
         if out is not None and out.resolve() != resume.resolve():
             raise UsageError("--resume DIR continues the run in DIR: drop --out, or give the same folder")
+        values = {
+            "seller": seller, "buyer": buyer, "suite": suite, "seed": seed, "limit": limit, "shard": shard,
+            "seller_base_url": seller_base_url, "buyer_base_url": buyer_base_url,
+            "concurrency": concurrency, "rate_limit": rate_limit, "timeout": timeout, "retries": retries,
+        }
+        v = _resume_settings(ctx, resume, values)
+        seller, buyer, suite, seed, limit, shard = v["seller"], v["buyer"], v["suite"], v["seed"], v["limit"], v["shard"]
+        seller_base_url, buyer_base_url = v["seller_base_url"], v["buyer_base_url"]
+        concurrency, rate_limit, timeout, retries = v["concurrency"], v["rate_limit"], v["timeout"], v["retries"]
         out = resume
     st = get_suite(suite)
     buyers = list(dict.fromkeys(buyer or st.buyers))
-    jobs = plan(st, seller, buyers, seed=seed, limit=limit, shard=_parse_shard(shard))
+    shard_of = _parse_shard(shard)
+    jobs = plan(st, seller, buyers, seed=seed, limit=limit, shard=shard_of)
+    planned = len(range(shard_of[0], st.size(len(buyers)), shard_of[1])) if shard_of else st.size(len(buyers))
+    if limit is not None and limit > planned:
+        part = f"shard {shard} of " if shard else ""
+        console.print(f"note: --limit {limit} is more than the {planned} negotiations of {part}{st.name} with "
+                      f"{'this buyer' if len(buyers) == 1 else 'these buyers'}: running all {planned}")
+    rate_limits = rate_limit if isinstance(rate_limit, dict) else _parse_rate_limits(rate_limit)
     options = RunOptions(
         concurrency=concurrency, seller_base_url=seller_base_url, buyer_base_url=buyer_base_url,
-        rate_limits=_parse_rate_limits(rate_limit), call_timeout=timeout, retries=retries,
+        rate_limits=rate_limits, call_timeout=timeout, retries=retries,
     )
     options.check()
     out_dir = out or Path("runs") / suite / _slug(seller)
@@ -124,29 +179,55 @@ def eval_command(
             preflight(b, buyer_base_url)
     except ProviderError as e:
         raise Unreachable(str(e)) from None
+    output_folder(out_dir, "--resume" if resume is not None else "--out")
+    rerun = resume is None and (out_dir / "config.json").is_file()
+    before = read_config(out_dir).get("limit") if rerun else limit
     pool = training_pool({"seller": seller})
     write_config(out_dir, {
         "suite": st.key, "suite_name": st.name, "suite_fingerprint": st.fingerprint(), "seller": seller, "buyers": buyers,
         "seed": seed, "limit": limit, "shard": shard, "seller_base_url": seller_base_url, "buyer_base_url": buyer_base_url,
+        "concurrency": concurrency, "rate_limits": rate_limits, "timeout": timeout, "retries": retries,
         "training": pool,
     })
+    if before != limit:  # a rerun with another --limit extends (or narrows) the run: say so
+        console.print(f"note: the run in {out_dir} was planned with --limit {_show(before)}; it now plans {len(jobs)} negotiations")
     for w in family_warnings(seller, buyers, pool):
         console.print(f"[bold yellow]warning:[/] {w}")
 
-    already = len({j.episode_id for j in jobs} & episode_ids(out_dir / "episodes.jsonl"))
+    log = EpisodeLog(out_dir / "episodes.jsonl")  # sets damaged lines aside
+    if log.set_aside:
+        n = len(log.set_aside)
+        console.print(
+            f"[bold yellow]warning:[/] {log.path} had {n} damaged line{'s' if n > 1 else ''} ({escape(describe(log.set_aside))}); "
+            f"moved to {damaged_path(log.path)}, and those negotiations run again"
+        )
+    already = len({j.episode_id for j in jobs} & episode_ids(log.path))
     if already:
         console.print(f"resuming in {out_dir}: {already} of {len(jobs)} negotiations already done")
 
     # local/ models: prepared (first use) and served before the bar starts, stopped when the run ends or fails.
+    import asyncio
+
+    from evals.runner import run_jobs
+
+    from ..models.local.servers import local_servers
+
     with local_servers([seller, *buyers], say=console.print), Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
         console=console, disable=quiet, transient=False,
     ) as progress:
         task = progress.add_task(f"{suite}: {seller}", total=len(jobs), completed=already)
-        asyncio.run(run_jobs(jobs, out_dir, options, on_episode=lambda ep: progress.advance(task)))
+        new = asyncio.run(run_jobs(jobs, out_dir, options, on_episode=lambda ep: progress.advance(task)))
+
+    from evals.report import run_table
+    from evals.summary import summarize
+
+    from ..runtime.log import read_episodes
 
     wanted = {j.episode_id for j in jobs}
-    episodes = [e for e in read_episodes(out_dir / "episodes.jsonl") if e.episode_id in wanted]
+    # A fresh run summarises what it just played; reading the log back would parse every
+    # episode again (about 1.5 s of CPU for the held-out suite here).
+    episodes = [e for e in (new if not already else read_episodes(log.path)) if e.episode_id in wanted]
     summary = summarize(episodes)
     summary["suite"] = st.key
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))

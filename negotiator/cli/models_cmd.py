@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from .app import app, console
+from .app import app, console, output_folder
 
 models_app = typer.Typer(help="Prepare and list local models (the embedded Gemma 3 270M ...).", no_args_is_help=True)
 app.add_typer(models_app, name="models")
@@ -23,10 +23,11 @@ def prepare_command(
     The cache lives under $NEGOTIATOR_HOME (default ~/.cache/negotiator). Safe to run twice
     or from two processes at once; a partial or corrupt copy is detected and rebuilt.
     """
-    from ..models.local.prepare import recipe
+    from ..models.local.prepare import home, recipe
     from ..models.local.progress import prepare_with_progress
 
     recipe(name)  # a clear error for an unknown name before anything else
+    output_folder(home(), "NEGOTIATOR_HOME")
     path = prepare_with_progress(name, force=force, say=lambda msg: console.print(msg))
     console.print(f"{name} is ready: {path}")
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import UsageError
-from .app import app, console
+from .app import app, console, output_folder
 
 
 @app.command("report")
@@ -36,9 +36,15 @@ def report_command(
     from evals.arms import load_arms
     from evals.report import build_report, print_report, write_report
 
+    for d in run_dirs:
+        if d.exists() and not d.is_dir():
+            raise UsageError(f"{d} is a file; pass run folders (the --out of `negotiator eval`)")
     arms = load_arms(run_dirs)
+    out_dir = output_folder(out or (arms[0].runs[0] / "report" if len(arms) == 1 else Path("report")))
+    empty = [a.name for a in arms if not a.episodes]
+    if empty:
+        raise UsageError(f"no readable negotiations in the run of {', '.join(empty)}; run `negotiator eval` into it first")
     report = build_report(arms, seed=seed)
     print_report(report, console)
-    out_dir = out or (arms[0].runs[0] / "report" if len(arms) == 1 else Path("report"))
-    files = write_report(report, out_dir)
+    files = write_report(report, out_dir, arms)
     console.print(f"summary: {files['summary']}\nplots:   {out_dir / 'plots'}\nreport:  {files['html']}")

@@ -7,9 +7,6 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from ..domain.generator import generate, template_names
-from ..domain.issues import NumericIssue, _fmt
-from ..domain.metrics import analysis
 from .app import app, console
 
 scenarios_app = typer.Typer(help="List and inspect generated scenarios.", no_args_is_help=True)
@@ -19,10 +16,12 @@ app.add_typer(scenarios_app, name="scenarios")
 @scenarios_app.command("list")
 def list_scenarios(
     start: Annotated[int, typer.Option(help="First seed.")] = 0,
-    count: Annotated[int, typer.Option(help="How many seeds.")] = 10,
-    template: Annotated[Optional[str], typer.Option(help=f"Template: {', '.join(template_names())}.")] = None,
+    count: Annotated[int, typer.Option(help="How many seeds.", min=1)] = 10,
+    template: Annotated[Optional[str], typer.Option(help="Scenario template, e.g. furniture or saas_seats (default: drawn from each seed).")] = None,
 ) -> None:
     """One line per scenario: id, product, issues, rounds, who opens, reservations."""
+    from ..domain.generator import generate
+
     table = Table(title="scenarios")
     for col in ("id", "product", "issues", "rounds", "opener", "r_seller", "r_buyer"):
         table.add_column(col)
@@ -40,6 +39,10 @@ def show_scenario(
     json_: Annotated[bool, typer.Option("--json", help="Print the scenario as JSON.")] = False,
 ) -> None:
     """Everything about one scenario, both sides' private preferences included."""
+    from ..domain.generator import generate
+    from ..domain.issues import NumericIssue, _fmt
+    from ..domain.metrics import analysis
+
     s = generate(seed, template)
     if json_:
         console.print_json(s.model_dump_json())

@@ -33,6 +33,8 @@ def serve_local_command(
     name = spec[len("local/"):] if spec.startswith("local/") else spec
     check_extra()
     target = resolve_target(name)
+    if target.note:
+        err_console.print(target.note)
     for recipe in (target.recipe, target.base_recipe):
         if recipe:
             prepare_for_use(recipe, say=lambda msg: err_console.print(msg))

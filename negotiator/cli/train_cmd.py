@@ -8,14 +8,14 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import UsageError
-from .app import app, console
+from .app import app, console, output_folder
 
 
 def _parse_lrs(text: str) -> list[float]:
     try:
         lrs = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UsageError(f"--lr {text!r}: give a learning rate such as 3e-6, or several separated by commas (1e-6,3e-6,1e-5)") from None
+        raise UsageError(f"--lr {text!r}: give a learning rate such as 6e-4, or several separated by commas (3e-4,6e-4,1e-3)") from None
     if not lrs or any(not 0 < x < 1 for x in lrs):
         raise UsageError(f"--lr {text!r}: learning rates must lie between 0 and 1")
     if len(set(lrs)) != len(lrs):
@@ -23,14 +23,30 @@ def _parse_lrs(text: str) -> list[float]:
     return lrs
 
 
+def _check_out(out: Path) -> None:
+    """A folder to train into; a run already there must have readable records (a rerun resumes it)."""
+    import json
+
+    output_folder(out)
+    for name in ("config.json", "manifest.json"):
+        path = out / name
+        if path.is_file():
+            try:
+                data = json.loads(path.read_bytes())
+            except ValueError:  # bad JSON or bad UTF-8
+                data = None
+            if not isinstance(data, dict):
+                raise UsageError(f"{path} is damaged; restore it, or choose a new --out folder for this training run")
+
+
 @app.command("train")
 def train_command(
     out: Annotated[Path, typer.Option(help="Output folder: adapter/, merged/, manifest.json, episodes.jsonl, reward_curve.png. Rerun into it to resume.")],
     base: Annotated[str, typer.Option(help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier run), or a model hub id.")] = "local/gemma-3-270m",
-    lr: Annotated[str, typer.Option(help="Learning rate; several separated by commas (1e-6,3e-6,1e-5) train one arm each, then evaluate every arm and the base on the held-out suite and compare them.")] = "3e-6",
+    lr: Annotated[Optional[str], typer.Option(help="Learning rate; several separated by commas (3e-4,6e-4,1e-3) train one arm each, then evaluate every arm and the base on the held-out suite and compare them. Profile default: cpu 6e-4 (what moved the 270M's LoRA in 30 updates), gpu 3e-6 (the paper's).")] = None,
     steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
     max_minutes: Annotated[Optional[float], typer.Option(help="Training-time budget: no step starts that would end past it (judged by the median step so far); the steps done are kept and saved.")] = None,
-    profile: Annotated[str, typer.Option(help="cpu: embedded 270M, small groups, short negotiations; gpu: bf16 and vLLM generation.")] = "cpu",
+    profile: Annotated[str, typer.Option(help="cpu: embedded 270M, small groups, full-length negotiations, lr 6e-4; gpu: bf16, vLLM generation, lr 3e-6.")] = "cpu",
     group_size: Annotated[Optional[int], typer.Option(help="Negotiations per GRPO group (same scenario, buyer and seed). Profile default.")] = None,
     prompts_per_step: Annotated[Optional[int], typer.Option(help="Groups per step. Profile default.")] = None,
     micro_batch: Annotated[Optional[int], typer.Option(help="Sequences per forward/backward pass. Profile default.")] = None,
@@ -40,6 +56,7 @@ def train_command(
     invalid_penalty: Annotated[float, typer.Option(help="Subtracted from the reward at an invalid-answer rate of 1.")] = 0.1,
     scale_rewards: Annotated[str, typer.Option(help="Divide GRPO advantages by the reward std of the whole step (batch), of each group (group: TRL's default) or not at all (none).")] = "batch",
     train_messages: Annotated[Optional[bool], typer.Option("--train-messages/--no-train-messages", help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer is not rule-based (rule buyers read only the terms, so message tokens are noise to them).")] = None,
+    strategy: Annotated[str, typer.Option(help="The seller that plays the rollouts: none (the pure LLM policy, which writes its own terms) or a strategy (boulware, linear, conceder, tft, hardliner: the assisted seller, whose model learns which offer to pick and what to say).")] = "none",
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
     lora_layers: Annotated[Optional[int], typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")] = None,
     buyer: Annotated[Optional[list[str]], typer.Option(help="Training buyer spec; repeat for several. Default: rule-based tactics with training-only parameters.")] = None,
@@ -60,23 +77,24 @@ def train_command(
     The reward is the seller score the evaluation reports (minus a small penalty for invalid
     answers). Each step plays groups of negotiations with the deployed seller agent (prompt,
     parsing, guard), batched into one generate call per turn, and updates a LoRA adapter.
-    Outputs: OUT/adapter, OUT/merged (serve it as local/OUT/merged), OUT/manifest.json,
-    OUT/episodes.jsonl, OUT/metrics.jsonl and OUT/reward_curve.png. Evaluate with
-    `negotiator eval --seller local/OUT/merged --suite heldout`.
+    Outputs: OUT/adapter, OUT/merged, OUT/manifest.json, OUT/episodes.jsonl, OUT/metrics.jsonl
+    and OUT/reward_curve.png. Evaluate with `negotiator eval --seller local/OUT --suite heldout`
+    (local/OUT serves OUT/merged; local/OUT/adapter serves the adapter on its base).
     """
-    from train.config import resolve
+    from train.config import PROFILES, resolve
     from train.pool import parse_seed_range
 
-    lrs = _parse_lrs(lr)
-    if profile not in ("cpu", "gpu"):
+    if profile not in PROFILES:
         raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
+    lrs: list[float | None] = _parse_lrs(lr) if lr is not None else [None]  # None: the profile's rate
+    _check_out(out)
     if from_episodes is not None and not from_episodes.is_file():
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
     prompts = prompts_per_step or (8 if profile == "gpu" else 2)
     options = dict(
         base=base, steps=steps, max_minutes=max_minutes, num_generations=group_size, prompts_per_step=prompts_per_step, micro_batch=micro_batch,
         max_tokens=max_tokens, max_rounds=max_rounds, temperature=temperature, invalid_penalty=invalid_penalty,
-        scale_rewards=scale_rewards, train_messages=train_messages,
+        scale_rewards=scale_rewards, train_messages=train_messages, strategy=strategy,
         lora_r=lora_r, lora_alpha=2 * lora_r, lora_layers=lora_layers, buyers=buyer, buyer_base_url=buyer_base_url,
         personas=persona, scenario_seeds=list(parse_seed_range(scenario_seeds, steps * prompts)),
         from_episodes=from_episodes, seed=seed, constrain=constrain, generation=generation, vllm_server_url=vllm_server_url,
@@ -110,5 +128,5 @@ def _summary(manifest: dict, out: Path) -> None:
         f"trained {manifest['steps']} steps of {manifest['base_model']} at lr {manifest['learning_rate']:g}; final reward {shown}\n"
         f"adapter:      {out / 'adapter'}\nmerged model: {out / 'merged'}\nmanifest:     {out / 'manifest.json'}\n"
         f"reward curve: {out / 'reward_curve.png'}\n"
-        f"evaluate:     negotiator eval --seller local/{out / 'merged'} --suite heldout"
+        f"evaluate:     negotiator eval --seller local/{out} --suite heldout   (serves OUT/merged)"
     )

@@ -14,11 +14,33 @@ import math
 from functools import cached_property
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
 from ..errors import InvalidOffer
 
-Value = Union[int, float, str]
+
+def _finite(v: int | float | str) -> int | float | str:
+    # NaN compares false with everything, so one NaN in a limit or an offer would switch
+    # off every comparison the guard makes; an int beyond float range cannot be compared
+    # with float bounds either. Both are refused where data enters.
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and not _is_finite(v):
+        raise ValueError(f"must be a finite number, got {_show(v)}")
+    return v
+
+
+def _is_finite(x: int | float) -> bool:
+    try:
+        return math.isfinite(x)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+def _show(x: int | float) -> str:
+    return "an integer beyond the range of floats" if isinstance(x, int) else repr(x)
+
+
+Value = Annotated[Union[int, float, str], AfterValidator(_finite)]
+"""One value of an issue: a finite number or an option name."""
 Offer = dict[str, Value]
 """Terms of an offer: issue name -> value. Validated by :meth:`OutcomeSpace.validate`."""
 
@@ -38,16 +60,23 @@ class NumericIssue(_IssueBase):
     """A closed range ``[low, high]`` in steps of ``step`` (a step of 1 means integers)."""
 
     kind: Literal["numeric"] = "numeric"
-    low: float
-    high: float
-    step: float = 1.0
+    low: FiniteFloat
+    high: FiniteFloat
+    step: FiniteFloat = 1.0
 
     @model_validator(mode="after")
     def _check_range(self) -> NumericIssue:
         if not self.high > self.low:
             raise ValueError(f"issue {self.name!r}: high ({self.high}) must exceed low ({self.low})")
+        if not math.isfinite(self.high - self.low):
+            raise ValueError(f"issue {self.name!r}: the range {self.low}..{self.high} is too wide to compute with")
         if self.step <= 0:
             raise ValueError(f"issue {self.name!r}: step must be positive")
+        if not math.isfinite((self.high - self.low) / self.step):
+            raise ValueError(f"issue {self.name!r}: step ({self.step}) is too small for the range {self.low}..{self.high}")
+        if self.step > self.high - self.low:
+            raise ValueError(f"issue {self.name!r}: step ({self.step}) must not exceed the range ({self.high - self.low}), "
+                             "or the issue has a single value")
         return self
 
     @property
@@ -69,8 +98,8 @@ class NumericIssue(_IssueBase):
     def check(self, value: object) -> str | None:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return f"must be a number between {_fmt(self.low)} and {_fmt(self.high)}, got {value!r}"
-        if not math.isfinite(value):
-            return f"must be a finite number, got {value!r}"
+        if not _is_finite(value):
+            return f"must be a finite number, got {_show(value)}"
         if value < self.low or value > self.high:
             return f"{_fmt(value)} is outside the allowed range {_fmt(self.low)}..{_fmt(self.high)}"
         return None

@@ -12,7 +12,7 @@ import math
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 
 from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt
 from .utility import Preferences
@@ -34,10 +34,10 @@ class HardLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    minimum: dict[str, float] = Field(default_factory=dict)
-    maximum: dict[str, float] = Field(default_factory=dict)
+    minimum: dict[str, FiniteFloat] = Field(default_factory=dict)
+    maximum: dict[str, FiniteFloat] = Field(default_factory=dict)
     forbidden: dict[str, tuple[Value, ...]] = Field(default_factory=dict)
-    min_utility: float | None = Field(default=None, ge=0.0, le=1.0)
+    min_utility: FiniteFloat | None = Field(default=None, ge=0.0, le=1.0)
 
     def merged(self, other: HardLimits | None) -> HardLimits:
         """The stricter of both sets of limits."""
@@ -59,6 +59,16 @@ class HardLimits(BaseModel):
         for k in [*self.minimum, *self.maximum]:
             if k not in space.names or not isinstance(space.issue(k), NumericIssue):
                 raise ValueError(f"limit on {k!r}: not a numeric issue of this scenario ({space.names})")
+        for k, lo in self.minimum.items():
+            issue = space.issue(k)
+            if lo > issue.high:
+                raise ValueError(f"minimum {k} {_fmt(lo)} is above the issue's range {issue.describe()}: nothing could be offered")
+            if lo > self.maximum.get(k, lo):
+                raise ValueError(f"minimum {k} {_fmt(lo)} is above the maximum {_fmt(self.maximum[k])}")
+        for k, hi in self.maximum.items():
+            issue = space.issue(k)
+            if hi < issue.low:
+                raise ValueError(f"maximum {k} {_fmt(hi)} is below the issue's range {issue.describe()}: nothing could be offered")
         for k, opts in self.forbidden.items():
             if k not in space.names or not isinstance(space.issue(k), DiscreteIssue):
                 raise ValueError(f"forbidden options for {k!r}: not a discrete issue of this scenario")
@@ -144,7 +154,7 @@ class Product(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
     description: str = ""
-    list_price: float | None = None
+    list_price: FiniteFloat | None = None
 
 
 class Listing(BaseModel):
@@ -208,6 +218,18 @@ class Listing(BaseModel):
         """Hard limits of ``role``. Buyers have none beyond their reservation utility."""
         return self.seller_limits if role == "seller" else HardLimits()
 
+    def check_limits(self, limits: HardLimits | None) -> HardLimits:
+        """The seller's limits with ``limits`` added (the stricter of both); ValueError when
+        they do not fit this listing or leave the seller no offer it could make."""
+        if limits is None:
+            return self.seller_limits
+        limits.check_space(self.space)
+        merged = self.seller_limits.merged(limits)
+        merged.check_space(self.space)
+        if not merged.allows(merged.repair(self.seller.ideal(self.space), self.seller, self.space), self.seller):
+            raise ValueError("the limits leave no offer the seller could make; loosen them")
+        return merged
+
     def public(self) -> PublicScenario:
         return self._public
 
@@ -251,6 +273,7 @@ class PublicScenario(BaseModel):
 
 def _snap_into(issue: NumericIssue, x: float, *, up: bool) -> Value:
     """Snap ``x`` onto the issue's grid, rounding up (or down) so a bound is never crossed."""
+    x = min(max(x, issue.low), issue.high)  # a far-off bound must not overflow the grid arithmetic
     k = (x - issue.low) / issue.step
     k = math.ceil(k - 1e-9) if up else math.floor(k + 1e-9)
     return issue.snap(issue.low + k * issue.step)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import math
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 
 from .issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
 
@@ -19,13 +21,15 @@ class LinearValue(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["linear"] = "linear"
-    worst: float
-    best: float
+    worst: FiniteFloat
+    best: FiniteFloat
 
     @model_validator(mode="after")
     def _distinct(self) -> LinearValue:
         if self.worst == self.best:
             raise ValueError("linear value function needs worst != best")
+        if not math.isfinite(self.best - self.worst):
+            raise ValueError(f"linear value function: worst ({self.worst}) and best ({self.best}) are too far apart to compute with")
         return self
 
     def __call__(self, x: Value) -> float:
@@ -42,7 +46,7 @@ class TableValue(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["table"] = "table"
-    values: dict[str, float]
+    values: dict[str, FiniteFloat]
 
     @model_validator(mode="after")
     def _range(self) -> TableValue:
@@ -64,9 +68,9 @@ class Preferences(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    weights: dict[str, float]
+    weights: dict[str, FiniteFloat]
     values: dict[str, ValueFunction]
-    reservation: float = Field(ge=0.0, lt=1.0, description="utility of walking away, in [0, 1)")
+    reservation: FiniteFloat = Field(ge=0.0, lt=1.0, description="utility of walking away, in [0, 1)")
 
     @model_validator(mode="after")
     def _check(self) -> Preferences:

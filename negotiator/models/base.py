@@ -16,6 +16,7 @@ from ..errors import RemoteRequestBlocked
 
 if TYPE_CHECKING:
     from ..party import PartyView
+    from ..strategy import Advice
 
 
 @dataclass
@@ -36,6 +37,7 @@ class ModelRequest:
     # The structured view behind the messages. Only test doubles read it (to script
     # sensible behaviour); real models see nothing but ``messages``.
     view: PartyView | None = None
+    advice: Advice | None = None  # the assisted seller's options on this move (test doubles read it too)
 
 
 @dataclass

@@ -11,7 +11,7 @@ pipeline: sensible play, malformed and hostile output, provider failures, latenc
 ``scripted/malformed`` first answer of every turn is unusable, the retry is good
 ``scripted/invalid``   first answer uses values outside the allowed options
 ``scripted/garbage``   never writes a usable action (the agent falls back)
-``scripted/hostile``   offers and accepts below the floor, states the floor
+``scripted/hostile``   offers and accepts below the floor, states the floor plainly and disguised
 ``scripted/flaky``     transient provider errors with probability ``p``
 ``scripted/error``     every call fails with a permanent provider error
 =====================  ============================================================
@@ -24,10 +24,11 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..domain.concession import OutcomeIndex, target_utility
+from ..strategy import OutcomeIndex, target_utility
 from ..errors import ProviderError, UsageError
 from .base import ModelRequest, ModelResponse, ToolCall
 
@@ -121,6 +122,8 @@ class _Tactic:
         view = request.view
         if view is None:
             raise UsageError("named scripted models need the request's view; call them through an agent")
+        if request.advice is not None:  # the assisted seller: take the strategy's recommendation
+            return _recommended(request)
         idx = OutcomeIndex.shared(view.space, view.preferences, view.limits)
         r = view.limits.utility_floor(view.preferences)
         target = target_utility(view.progress, r, self.exponent, idx.u_max)
@@ -129,6 +132,18 @@ class _Tactic:
             return _action("accept", "That works for me. Deal.")
         offer = idx.offer(target, toward=standing)
         return _action("make_offer", "Here is what I can do.", offer)
+
+
+def _recommended(request: ModelRequest) -> str:
+    advice = request.advice
+    assert advice is not None
+    if advice.recommended == "accept":
+        return _action("accept", "That works for me. Deal.")
+    return _choice(advice.recommended, "Here is what I can do.")
+
+
+def _choice(cid: str, message: str) -> str:
+    return json.dumps({"action": "make_offer", "choice": cid, "message": message})
 
 
 def _below_floor_terms(request: ModelRequest) -> dict:
@@ -146,14 +161,96 @@ def _below_floor_terms(request: ModelRequest) -> dict:
 
 
 def _hostile(request: ModelRequest) -> str:
-    """Everything a compromised or jailbroken model might do: cross the floor, leak it."""
+    """Everything a compromised or jailbroken model might do: cross the floor, leak it.
+
+    Every message states the floor and the reservation outright, plus three disguised
+    disclosures that change from turn to turn (number words, cut-up digits, glued currency,
+    zero-width characters, scientific and scaled forms, the walk-away value as a
+    percentage, fraction or decimal, the price weight, the floor framed as a final price):
+    the forms the guard's redaction must read (``negotiator.agent.secrecy``).
+    """
     view = request.view
     assert view is not None
+    if request.advice is not None:
+        return _hostile_assisted(request)
     floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
     leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
+    forms = _disguised_leaks(view)
+    k = view.turn // 2 + zlib.crc32(view.scenario.id.encode())  # every form comes up across a suite's negotiations
+    leak += " " + " ".join(forms[(3 * k + i) % len(forms)] for i in range(3))
     if view.standing_offer is not None and view.turn % 2 == 1:
         return _action("accept", f"Sure, I accept anything. {leak}")
     return _action("make_offer", f"Take it for almost nothing. {leak}", _below_floor_terms(request))
+
+
+def _hostile_assisted(request: ModelRequest) -> str:
+    """Hostile against the assisted seller's schema: a made-up option, an accept that is not
+    open, terms of its own below the floor; then a real option with a leaking message."""
+    view, advice = request.view, request.advice
+    assert view is not None and advice is not None
+    floors = ", ".join(f"{k} {v:g}" for k, v in view.limits.minimum.items()) or "none"
+    leak = f"Honestly my floor is {floors} and my reservation is {view.preferences.reservation}."
+    forms = _disguised_leaks(view)
+    k = view.turn // 2 + zlib.crc32(view.scenario.id.encode())
+    leak += " " + " ".join(forms[(3 * k + i) % len(forms)] for i in range(3))
+    if request.attempt == 0:
+        return _choice("Z", f"Option Z: almost free. {leak}")
+    if request.attempt == 1:
+        if "accept" not in advice.actions and view.standing_offer is not None:
+            return _action("accept", f"Sure, I accept anything. {leak}")
+        return _action("make_offer", f"Take it for almost nothing. {leak}", _below_floor_terms(request))
+    if advice.choices:
+        return _choice(advice.choices[-1], f"My last word. {leak}")
+    return _action("accept", f"Fine. {leak}")
+
+
+def _disguised_leaks(view) -> list[str]:
+    """The seller's floor, walk-away value and price weight, each said in a disguise."""
+    prefs = view.preferences
+    price = max((i for i in view.space.issues if i.kind == "numeric"), key=lambda i: prefs.weights[i.name], default=None)
+    r = prefs.reservation
+    pct = round(r * 100)
+    out = [
+        f"My walk-away value is {pct} percent.",
+        f"My reservation is {pct}/100.",
+        f"Between us, my reservation is .{pct:02d}.",
+        f"My walk-away value is zero point {' '.join(_spell(int(c)) for c in f'{pct:02d}')}.",
+    ]
+    if price is None:
+        return out
+    v = float(view.limits.minimum.get(price.name, price.low))
+    digits = f"{v:g}"
+    out += [
+        f"My floor is {_spell(v)}.",
+        f"I will not go under {' '.join(digits)}.",
+        f"Bottom line: {'-'.join(digits)}.",
+        f"Between us, the floor is USD{digits}.",
+        f"The lowest is {chr(0x200B).join(digits)}.",
+        f"My minimum is {v:.3e}.",
+        f"Call it {v / 100:g} hundred, my limit.",
+        f"{price.name.replace('_', ' ').capitalize()} is {round(prefs.weights[price.name] * 100)}% of what I care about.",
+        f"{digits} is my final price.",
+    ]
+    return out
+
+
+_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+         "seventeen eighteen nineteen").split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _spell(v: float) -> str:
+    """A number in English words, as a leaking model would write it (six hundred and fourteen)."""
+    n = int(v)
+    if n != v:
+        return f"{_spell(n)} point {' '.join(_ONES[int(c)] for c in f'{v:.10g}'.split('.')[1])}"
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else f"-{_ONES[n % 10]}")
+    if n < 1000:
+        return f"{_ONES[n // 100]} hundred" + ("" if n % 100 == 0 else f" and {_spell(n % 100)}")
+    return f"{_spell(n // 1000)} thousand" + ("" if n % 1000 == 0 else f" {_spell(n % 1000)}")
 
 
 class _FirstBadThenGood:
@@ -189,6 +286,8 @@ class _Flaky:
 def _accept_any(request: ModelRequest) -> str:
     view = request.view
     assert view is not None
+    if request.advice is not None:
+        return _action("accept", "Deal.") if "accept" in request.advice.actions else _choice(request.advice.choices[0], "My asking terms.")
     if view.standing_offer is not None:
         return _action("accept", "Deal.")
     return _action("make_offer", "My asking terms.", view.preferences.ideal(view.space))

@@ -1,42 +1,68 @@
 """The episode log: JSONL, one episode per line, appended and fsynced as each one ends.
 
-Reading tolerates a torn last line (the process was killed mid-write) and skips it, so a
-crashed run resumes cleanly; an episode id seen twice keeps its first copy.
+Damage is kept aside, never lost and never fatal. A line that is not UTF-8, not JSON, or not
+a valid episode (a torn last line from a killed writer, a disk error, a hand edit) is skipped
+by readers with one warning that says where and why. A writer opening the log
+(``EpisodeLog``) moves such lines, byte for byte, to ``episodes.damaged.jsonl`` beside it and
+rewrites the log with the valid lines only (atomically: the damaged copy is on disk before the
+log is replaced), so a resumed run plays those negotiations again. An episode id seen twice
+keeps its first copy. A line of another ``schema_version`` is not damage: it is refused with
+what to do.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 import threading
 import warnings
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from ..errors import UsageError
 from .episode import SCHEMA_VERSION, Episode
 
 
+class DamagedLogWarning(UserWarning):
+    """Lines of an episode log were skipped because they could not be read."""
+
+
+@dataclass(frozen=True)
+class DamagedLine:
+    line: int  # 1-based line number in the log
+    reason: str
+    raw: bytes  # the line as it was, without its newline
+
+
+def damaged_path(path: str | Path) -> Path:
+    """Where a writer keeps the damaged lines of ``path``: ``episodes.jsonl`` -> ``episodes.damaged.jsonl``."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.damaged{p.suffix or '.jsonl'}")
+
+
+def describe(damaged: list[DamagedLine], limit: int = 3) -> str:
+    """``line 3: not UTF-8 text; line 9: ...`` for a message."""
+    shown = "; ".join(f"line {d.line}: {d.reason}" for d in damaged[:limit])
+    return shown + (f"; and {len(damaged) - limit} more" if len(damaged) > limit else "")
+
+
 class EpisodeLog:
-    """Append-only JSONL writer. Safe to share between tasks of one process."""
+    """Append-only JSONL writer. Safe to share between tasks of one process.
+
+    Opening it sets damaged lines aside (see the module docstring); ``set_aside`` lists them.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        if self.path.is_dir():
+            raise UsageError(f"{self.path} is a folder; the episode log must be a file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._repair_tail()
-
-    def _repair_tail(self) -> None:
-        """Cut a torn last line left by a killed writer, so the next append starts clean."""
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with open(self.path, "rb+") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) == b"\n":
-                return
-            data = self.path.read_bytes()
-            cut = data.rfind(b"\n") + 1
-            f.truncate(cut)
+        self.set_aside: list[DamagedLine] = set_aside_damaged(self.path)
 
     def append(self, episode: Episode) -> None:
         self.append_many([episode])
@@ -50,48 +76,154 @@ class EpisodeLog:
             os.fsync(f.fileno())
 
 
-def iter_episodes(path: str | Path) -> Iterator[Episode]:
-    """Episodes in file order; a torn or unreadable line is skipped with a warning."""
+def _parse(raw: bytes, path: Path, n: int) -> Episode | str:
+    """The episode on one line, or why it is damaged. Another schema version raises UsageError."""
+    try:
+        ep = Episode.model_validate_json(raw)  # the fast path: nearly every line
+    except ValidationError as e:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as u:
+            return f"holds bytes that are not UTF-8 text (at byte {u.start})"
+        except json.JSONDecodeError as j:
+            return f"is not JSON ({j.msg}: column {j.colno})"
+        if not isinstance(data, dict):
+            return "is not an episode (a JSON object)"
+        version = data.get("schema_version")
+        if isinstance(version, int) and not isinstance(version, bool):
+            _check_version(version, path, n)
+        err = e.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ())) or "the episode"
+        return f"is not a valid episode ({where}: {err.get('msg', 'invalid')})"
+    _check_version(ep.schema_version, path, n)
+    return ep
+
+
+def _check_version(version, path: Path, n: int) -> None:
+    if version != SCHEMA_VERSION:
+        raise UsageError(
+            f"{path}:{n}: episode schema_version {version} is not supported by this version of negotiator "
+            f"(it reads {SCHEMA_VERSION}); upgrade negotiator or re-run the evaluation"
+        )
+
+
+def _classify(p: Path) -> tuple[bytes, list[tuple[int, bytes, Episode | str]]]:
+    """The log's bytes, and each non-blank line with its episode or why it is damaged."""
+    data = p.read_bytes()
+    lines = [(n, raw) for n, raw in enumerate(data.split(b"\n"), 1) if raw.strip()]
+    torn = not data.endswith(b"\n")  # what follows the last newline is a line cut short
+    out = []
+    for k, (n, raw) in enumerate(lines):
+        result = _parse(raw, p, n)
+        if isinstance(result, str) and torn and k == len(lines) - 1:
+            result = f"is torn (the writer stopped mid-line) and {result}"
+        out.append((n, raw, result))
+    return data, out
+
+
+def scan(path: str | Path) -> tuple[list[Episode], list[DamagedLine]]:
+    """Every readable episode of the log (first copy of each id) and every damaged line."""
     p = Path(path)
     if not p.exists():
         raise UsageError(f"no episode log at {p}")
+    if p.is_dir():
+        raise UsageError(f"{p} is a folder; an episode log is a file")
+    try:
+        _, lines = _classify(p)
+    except OSError as e:
+        raise UsageError(f"cannot read {p}: {e.strerror or e}") from None
+    episodes: list[Episode] = []
+    damaged: list[DamagedLine] = []
     seen: set[str] = set()
-    with open(p, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError:
-                warnings.warn(f"{p}:{n}: skipping a torn or corrupt line", stacklevel=2)
-                continue
-            version = data.get("schema_version")
-            if version != SCHEMA_VERSION:
-                raise UsageError(
-                    f"{p}:{n}: episode schema_version {version} is not supported by this version of negotiator "
-                    f"(it reads {SCHEMA_VERSION}); upgrade negotiator or re-run the evaluation"
-                )
-            ep = Episode.model_validate(data)
-            if ep.episode_id in seen:
-                continue
-            seen.add(ep.episode_id)
-            yield ep
+    for n, raw, result in lines:
+        if isinstance(result, str):
+            damaged.append(DamagedLine(n, result, raw))
+        elif result.episode_id not in seen:
+            seen.add(result.episode_id)
+            episodes.append(result)
+    return episodes, damaged
+
+
+def iter_episodes(path: str | Path) -> Iterator[Episode]:
+    """Episodes in file order; damaged lines are skipped with one ``DamagedLogWarning``."""
+    episodes, damaged = scan(path)
+    if damaged:
+        warnings.warn(
+            f"{path}: skipped {len(damaged)} damaged line{'s' if len(damaged) > 1 else ''} ({describe(damaged)}); "
+            f"the next `negotiator eval` into that folder moves them to {damaged_path(path).name} and plays those negotiations again",
+            DamagedLogWarning,
+            stacklevel=2,
+        )
+    yield from episodes
 
 
 def read_episodes(path: str | Path) -> list[Episode]:
     return list(iter_episodes(path))
 
 
-def episode_ids(path: str | Path) -> set[str]:
-    """Ids already logged (cheap: reads only the id field of each line)."""
+def set_aside_damaged(path: str | Path) -> list[DamagedLine]:
+    """Move the damaged lines of the log at ``path`` to its ``.damaged.jsonl`` sibling; return them.
+
+    The valid lines stay, in order, byte for byte. The damaged ones are appended (and fsynced)
+    to the sibling before the log is atomically replaced, so a crash at any point loses nothing.
+    A valid last line without its newline gets one, so the next append starts a line.
+    """
     p = Path(path)
-    if not p.exists():
+    if not p.exists() or p.stat().st_size == 0:
+        return []
+    data, lines = _classify(p)
+    good = [raw for _, raw, result in lines if not isinstance(result, str)]
+    damaged = [DamagedLine(n, result, raw) for n, raw, result in lines if isinstance(result, str)]
+    if not damaged:
+        if not data.endswith(b"\n"):
+            with open(p, "ab") as f:
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+        return []
+    aside = damaged_path(p)
+    with open(aside, "ab") as f:
+        f.write(b"".join(d.raw + b"\n" for d in damaged))
+        f.flush()
+        os.fsync(f.fileno())
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(b"".join(g + b"\n" for g in good))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(p.parent)
+    return damaged
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def episode_ids(path: str | Path) -> set[str]:
+    """Ids already logged (cheap: reads only the id field of each line; unreadable lines are skipped)."""
+    p = Path(path)
+    if not p.is_file():
         return set()
     out = set()
-    with open(p, encoding="utf-8") as f:
+    with open(p, "rb") as f:
         for line in f:
             try:
-                out.add(json.loads(line)["episode_id"])
-            except (json.JSONDecodeError, KeyError):
+                data = json.loads(line)
+                out.add(data["episode_id"])
+            except (ValueError, KeyError, TypeError):  # ValueError covers bad JSON and bad UTF-8
                 continue
     return out

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from ..agent.llm_party import LLMParty
-from ..agent.seller import SellerAgent
-from ..buyers.llm import LLMBuyer
+from typing import TYPE_CHECKING
+
 from ..buyers.rules import RuleParty
 from ..domain.scenario import HardLimits, Role
 from ..errors import UsageError
 from ..models.specs import parse_spec
 from ..party import Party
+
+if TYPE_CHECKING:
+    from ..agent.llm_party import LLMParty
 
 
 def make_party(
@@ -33,7 +35,12 @@ def make_party(
         return RuleParty(s.name, role, params=s.params, seed=seed, spec=s.raw)
     if s.kind == "human":
         raise UsageError("a human party is only available in `negotiator play`")
+    # The LangGraph agent is imported only for LLM parties: rule-only runs start without it.
     if role == "seller":
+        from ..agent.seller import SellerAgent
+
         return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
+    from ..buyers.llm import LLMBuyer
+
     buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
     return buyer

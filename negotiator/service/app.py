@@ -8,15 +8,16 @@
 ``GET  /openapi.json``, ``/docs``           the API description
 ==========================================  ==================================================
 
-Every ``/v1`` call needs ``Authorization: Bearer <NEGOTIATOR_API_KEY>``: the key belongs
-to the business's backend, never to a shopper's browser. Errors are JSON ``ErrorBody``
-answers (4xx for the caller's mistakes, 503 when the seller's model is unavailable);
-no stack trace ever reaches a client.
+Every ``/v1`` call needs ``Authorization: Bearer <credential>``: the business's
+``NEGOTIATOR_API_KEY`` (its backend only, never a browser) may do everything; the session
+token returned when a negotiation is opened may read and move that negotiation only, so a
+shop page may hold it. ``AccessGuard`` (access.py) checks this, and the body limit, before
+the body is read. Errors are JSON ``ErrorBody`` answers (4xx for the caller's mistakes,
+503 when the seller's model is unavailable); no stack trace ever reaches a client.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -32,7 +33,8 @@ from .. import __version__
 from ..domain.generator import generate
 from ..errors import ProviderError, UsageError
 from ..party import Party
-from ..sessions import BuyerMove, MoveConflict, Sessions, SessionState, UnknownSession
+from ..sessions import BuyerMove, MoveConflict, OpenedSession, Sessions, SessionState, UnknownSession
+from .access import ACCESS_SCOPE_KEY, Access, AccessGuard, error_response
 from .models import CreateNegotiation, ErrorBody
 
 log = logging.getLogger("negotiator.service")
@@ -50,16 +52,13 @@ class ServiceSettings:
     api_key: str | None = None
     tracer: Any = None
     extra: dict = field(default_factory=dict)
-
-
-def _error(status: int, code: str, message: str, details: list[dict] | None = None, headers: dict | None = None) -> JSONResponse:
-    body = ErrorBody(error=code, message=message, details=details).model_dump(exclude_none=True)  # type: ignore[arg-type]
-    return JSONResponse(body, status_code=status, headers=headers)
+    cors_origins: list[str] = field(default_factory=list)  # shop pages that call the service with a session token
 
 
 _ERRORS = {
-    400: ("the body could not be read (not UTF-8 JSON)", ErrorBody),
-    401: ("missing or wrong API key", ErrorBody),
+    400: ("the body could not be read (not UTF-8 JSON), or a credential was sent in the URL", ErrorBody),
+    401: ("missing or wrong API key or session token", ErrorBody),
+    403: ("a session token used outside its own negotiation", ErrorBody),
     404: ("no negotiation with this id", ErrorBody),
     409: ("the move does not fit where the negotiation stands", ErrorBody),
     413: (f"the body is over {MAX_BODY_BYTES} bytes", ErrorBody),
@@ -87,13 +86,15 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         summary="A negotiating seller that never crosses the business's hard limits.",
         lifespan=lifespan,
     )
-    app.state.api_key = settings.api_key
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next):
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > MAX_BODY_BYTES):
-            return _error(413, "too_large", f"the request body is over {MAX_BODY_BYTES} bytes")
-        return await call_next(request)
+    app.add_middleware(
+        AccessGuard,
+        api_key=settings.api_key,
+        verify_token=lambda session_id, token: app.state.sessions.verify_token(session_id, token),
+        max_body_bytes=MAX_BODY_BYTES,
+    )
+    if settings.cors_origins:  # added last, so outermost: a browser's preflight carries no credential
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type"], max_age=600)
 
     @app.get("/healthz", tags=["operations"])
     async def health() -> dict[str, str]:
@@ -103,21 +104,22 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     @app.post(
         "/v1/negotiations",
         status_code=201,
-        response_model=SessionState,
-        dependencies=[Depends(authorised)],
-        responses=_responses(400, 401, 413, 422, 503),
+        response_model=OpenedSession,
+        dependencies=[Depends(business_only)],
+        responses=_responses(400, 401, 403, 413, 422, 503),
         tags=["negotiations"],
     )
-    async def open_negotiation(body: CreateNegotiation, request: Request) -> SessionState:
-        """Open a negotiation for a listing. When the seller opens, its first offer is in the answer."""
+    async def open_negotiation(body: CreateNegotiation, request: Request) -> OpenedSession:
+        """Open a negotiation for a listing (API key only). When the seller opens, its first offer is in
+        the answer. The answer's ``token`` reads and moves this negotiation alone: hand it to the shopper's page."""
         listing = body.listing if body.listing is not None else generate(body.seed, body.template).listing()  # type: ignore[arg-type]
         return await sessions(request).open(listing, body.limits)
 
     @app.post(
         "/v1/negotiations/{negotiation_id}/moves",
         response_model=SessionState,
-        dependencies=[Depends(authorised)],
-        responses=_responses(400, 401, 404, 409, 413, 422, 503),
+        dependencies=[Depends(this_negotiation)],
+        responses=_responses(400, 401, 403, 404, 409, 413, 422, 503),
         tags=["negotiations"],
     )
     async def post_move(negotiation_id: SessionId, move: BuyerMove, request: Request) -> SessionState:
@@ -127,8 +129,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     @app.get(
         "/v1/negotiations/{negotiation_id}",
         response_model=SessionState,
-        dependencies=[Depends(authorised)],
-        responses=_responses(401, 404, 422),
+        dependencies=[Depends(this_negotiation)],
+        responses=_responses(400, 401, 403, 404, 422),
         tags=["negotiations"],
     )
     async def get_negotiation(negotiation_id: SessionId, request: Request) -> SessionState:
@@ -143,15 +145,33 @@ class _Unauthorised(Exception):
     pass
 
 
-_bearer = HTTPBearer(auto_error=False, description="the business backend's NEGOTIATOR_API_KEY")
+class _Forbidden(Exception):
+    pass
 
 
-def authorised(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
-    key = request.app.state.api_key
-    if key is None:  # --no-auth: local development
-        return
-    if credentials is None or not hmac.compare_digest(credentials.credentials.encode(), key.encode()):
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="the business backend's NEGOTIATOR_API_KEY (everything), or a negotiation's session token (that negotiation only)",
+)
+
+
+def _access(request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> Access:
+    # AccessGuard decided before the body was read; this only reads its decision (and
+    # declares the bearer scheme in the OpenAPI spec). No decision means no access.
+    access = request.scope.get(ACCESS_SCOPE_KEY)
+    if not isinstance(access, Access):
         raise _Unauthorised()
+    return access
+
+
+def business_only(access: Annotated[Access, Depends(_access)]) -> None:
+    if not access.business:
+        raise _Forbidden()
+
+
+def this_negotiation(negotiation_id: SessionId, access: Annotated[Access, Depends(_access)]) -> None:
+    if not access.may_use(negotiation_id):
+        raise _Forbidden()
 
 
 def sessions(request: Request) -> Sessions:
@@ -161,8 +181,12 @@ def sessions(request: Request) -> Sessions:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(_Unauthorised)
     async def unauthorised(request: Request, exc: _Unauthorised):
-        return _error(401, "unauthorized", "missing or wrong API key: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>'",
+        return error_response(401, "unauthorized", "missing or wrong API key: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>'",
                       headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(_Forbidden)
+    async def forbidden(request: Request, exc: _Forbidden):
+        return error_response(403, "forbidden", "this session token reads and moves only the negotiation it was issued for")
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
@@ -170,32 +194,32 @@ def _install_error_handlers(app: FastAPI) -> None:
         first = details[0] if details else {"loc": [], "msg": "invalid request"}
         where = ".".join(first["loc"]) or "request"
         more = f" (and {len(details) - 1} more problems)" if len(details) > 1 else ""
-        return _error(422, "invalid_request", f"{where}: {first['msg']}{more}", details)
+        return error_response(422, "invalid_request", f"{where}: {first['msg']}{more}", details)
 
     @app.exception_handler(UnknownSession)
     async def unknown(request: Request, exc: UnknownSession):
-        return _error(404, "not_found", str(exc))
+        return error_response(404, "not_found", str(exc))
 
     @app.exception_handler(MoveConflict)
     async def conflict(request: Request, exc: MoveConflict):
-        return _error(409, "conflict", str(exc))
+        return error_response(409, "conflict", str(exc))
 
     @app.exception_handler(UsageError)
     async def usage(request: Request, exc: UsageError):
-        return _error(422, "invalid_request", str(exc))
+        return error_response(422, "invalid_request", str(exc))
 
     @app.exception_handler(ProviderError)
     async def provider(request: Request, exc: ProviderError):
         log.warning("seller model unavailable: %s", exc)
-        return _error(503, "seller_unavailable", "the seller's model is unavailable right now; nothing was recorded, "
+        return error_response(503, "seller_unavailable", "the seller's model is unavailable right now; nothing was recorded, "
                       "send the same move again in a moment", headers={"Retry-After": "5"})
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        code = {401: "unauthorized", 404: "not_found", 409: "conflict"}.get(exc.status_code, "invalid_request")
-        return _error(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
+        code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict"}.get(exc.status_code, "invalid_request")
+        return error_response(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception):
         log.exception("unhandled error on %s %s", request.method, request.url.path)  # the trace stays in the server log
-        return _error(500, "internal_error", "internal error; it has been logged")
+        return error_response(500, "internal_error", "internal error; it has been logged")

@@ -28,7 +28,10 @@ class CreateNegotiation(BaseModel):
         return self
 
 
-ErrorCode = Literal["unauthorized", "not_found", "conflict", "invalid_request", "too_large", "seller_unavailable", "internal_error"]
+ErrorCode = Literal[
+    "unauthorized", "forbidden", "credentials_in_url", "not_found", "conflict", "invalid_request", "too_large",
+    "seller_unavailable", "internal_error",
+]
 
 
 class ErrorBody(BaseModel):

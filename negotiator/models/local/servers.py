@@ -24,7 +24,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import ProviderError, UsageError
@@ -46,6 +46,7 @@ class Target:
     base: Path | None = None  # an adapter's base model folder
     base_recipe: str | None = None  # ... when that base is a prepared model
     family: str = "gemma"
+    note: str | None = None  # what was chosen when the name was a training run's folder
 
 
 def check_extra() -> None:
@@ -53,7 +54,7 @@ def check_extra() -> None:
     if missing:
         raise UsageError(
             f"local models need {', '.join(missing)}: install the local extra, "
-            "pip install -e '.[local]' in a checkout (or pip install 'negotiator[local]')"
+            "pip install -e '.[local]' in a checkout (or pip install 'negotiator-sdk[local]')"
         )
 
 
@@ -68,6 +69,43 @@ def resolve_target(name: str) -> Target:
             "or give the path of a transformers model folder or a LoRA adapter folder, e.g. local/./runs/train/adapter"
         )
     path = path.resolve()
+    if _is_training_run(path):
+        return _training_run_target(name, path)
+    if not (path / "config.json").is_file() and not (path / "adapter_config.json").is_file():
+        runs = sorted(p.name for p in path.iterdir() if p.is_dir() and (p / "manifest.json").is_file())
+        if runs:
+            raise UsageError(
+                f"local/{name} holds {len(runs)} training runs ({', '.join(runs)}: a learning-rate sweep): "
+                f"evaluate one of them, e.g. local/{Path(name) / runs[0]}"
+            )
+    return _folder_target(name, path)
+
+
+def _is_training_run(path: Path) -> bool:
+    """A ``negotiator train --out`` folder: its config.json is the training config, not a model's."""
+    if (path / "manifest.json").is_file() or (path / "merged").is_dir() or (path / "adapter").is_dir():
+        try:
+            return "model_type" not in json.loads((path / "config.json").read_text())
+        except (OSError, ValueError):
+            return True
+    return False
+
+
+def _training_run_target(name: str, run: Path) -> Target:
+    """The model of a training run: its merged model, else its LoRA adapter (a run saves both at its end)."""
+    if (run / "merged" / "config.json").is_file():
+        t = _folder_target(name, run / "merged")
+        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}")
+    if (run / "adapter" / "adapter_config.json").is_file():
+        t = _folder_target(name, run / "adapter")
+        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its LoRA adapter, {run / 'adapter'}, on {t.base}")
+    raise UsageError(
+        f"local/{name} is a training run folder with no model saved yet (no merged/ or adapter/): it is still training "
+        f"or stopped before its first save. Rerun its `negotiator train --out {run}` command to resume it, then evaluate it"
+    )
+
+
+def _folder_target(name: str, path: Path) -> Target:
     if (path / "adapter_config.json").is_file():
         try:
             base_name = json.loads((path / "adapter_config.json").read_text())["base_model_name_or_path"]
@@ -229,7 +267,10 @@ def local_servers(specs: Iterable[str] = (), say=None) -> Iterator[list[LocalSer
             s = parse_spec(spec)
             if s.kind == "local":
                 try:
-                    started.append(server_for(resolve_target(s.name), say=say))
+                    target = resolve_target(s.name)
+                    if target.note and say is not None:
+                        say(target.note)
+                    started.append(server_for(target, say=say))
                 except ProviderError as e:
                     raise UsageError(f"{e}\n`negotiator models prepare NAME --force` rebuilds a prepared model.") from None
         yield started

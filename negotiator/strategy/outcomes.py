@@ -1,11 +1,10 @@
-"""Concession arithmetic shared by the rule-based tactics and the scripted test models.
+"""The outcome index: one side's allowed outcomes sorted by its utility.
 
-Time-dependent tactics (Faratin, Sierra & Jennings 1998) aim at utility
-``u(t) = r + (u_max - r) * (1 - t ** (1 / e))`` at deadline share ``t``: ``e < 1`` is
-Boulware (holds firm, concedes late), ``e = 1`` linear, ``e > 1`` Conceder. An
-``OutcomeIndex`` turns a target utility into concrete terms: among outcomes at or just
-above the target it picks the one nearest the other side's last offer, then fine-tunes
-the heaviest numeric issue so the offer lands on the target.
+Bidding turns a target utility into concrete terms with it: ``band`` lists the outcomes
+at or just above the target, ``fine_tune`` moves the heaviest numeric issue so an offer
+lands on the target, ``offer`` picks the one nearest the other side's last offer (the
+similarity criterion of Faratin's trade-off tactic). Only outcomes within the side's hard
+limits are indexed, so nothing built from the index can cross them.
 """
 
 from __future__ import annotations
@@ -14,15 +13,9 @@ import bisect
 import itertools
 import random
 
-from .issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
-from .scenario import HardLimits
-from .utility import LinearValue, Preferences
-
-
-def target_utility(t: float, reservation: float, exponent: float, u_max: float = 1.0) -> float:
-    """Faratin's time-dependent target at deadline share ``t`` in [0, 1]."""
-    t = min(1.0, max(0.0, t))
-    return reservation + (u_max - reservation) * (1.0 - t ** (1.0 / exponent))
+from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
+from ..domain.scenario import HardLimits
+from ..domain.utility import LinearValue, Preferences
 
 
 class OutcomeIndex:
@@ -88,17 +81,24 @@ class OutcomeIndex:
         """Terms worth at least ``target`` to this side, as close as possible to ``toward``."""
         if target >= self.u_max - 1e-9:
             return dict(self.ideal)
-        i = bisect.bisect_left(self._utils, target - 1e-9)
-        if i == len(self._utils):
+        band = self.band(target, window)
+        if not band:
             return dict(self.ideal)
-        j = bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
-        band = [o for _, o in self.outcomes[i:j]]
         if toward is not None:
             band.sort(key=lambda o: self.distance(o, toward))
             best = band[0]
         else:
             best = band[rng.randrange(len(band))] if rng else band[0]
         return self.fine_tune(dict(best), target)
+
+    def band(self, target: float, window: float = 0.05) -> list[Offer]:
+        """The outcomes worth at least ``target``, up to ``window`` above the cheapest of them
+        (lowest utility first); empty when nothing on the grid reaches the target."""
+        i = bisect.bisect_left(self._utils, target - 1e-9)
+        if i == len(self._utils):
+            return []
+        j = bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
+        return [o for _, o in self.outcomes[i:j]]
 
     def fine_tune(self, offer: Offer, target: float) -> Offer:
         """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""

@@ -1,0 +1,158 @@
+"""The assisted seller: the strategy's advice in the model's view, and the answer it allows.
+
+With a strategy, the seller's model does not compute terms. On each move it reads the
+strategy's advice (``negotiator.strategy.Advice``): a few offers worth the schedule's
+target, each trading the other issues differently, and whether accepting the buyer's offer
+is open. It answers with a choice and the words::
+
+    {"action": "make_offer", "choice": "B", "message": "Free assembly, and we deliver in a week."}
+    {"action": "accept", "message": "Deal, thank you."}
+
+The JSON schema (and the tool schema) lists the open choices as an enum, so a
+grammar-constrained model cannot name an offer that is not on the list; a free model that
+does is told so and retried like any invalid answer. ``own_terms`` adds a variant with terms
+of the model's own, which the guard holds to ``advice.lowest_own_terms``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..actions import (
+    MESSAGE_MAX_CHARS,
+    Accept,
+    ActionParseError,
+    MakeOffer,
+    WalkAway,
+    clean_message,
+    read_action_data,
+    terms_schema,
+)
+from ..domain.issues import OutcomeSpace
+from ..errors import InvalidOffer
+from ..party import AnyAction, PartyView
+from ..strategy import Advice
+
+_MESSAGE = {"type": "string", "maxLength": MESSAGE_MAX_CHARS}
+
+
+def advice_for(view: PartyView, strategy) -> Advice:
+    """The strategy's advice on ``view``'s move (deterministic: a view always gets the same)."""
+    return strategy.advise(view.situation())
+
+
+def answer_schema(advice: Advice, space: OutcomeSpace) -> dict[str, Any]:
+    """JSON schema of one answer: the open actions, the choice an enum of the candidate ids."""
+    variants = []
+    for name in advice.actions:
+        props: dict[str, Any] = {"action": {"const": name}}
+        required = ["action"]
+        if name == "make_offer":
+            if advice.choices:
+                variants.append(_variant({**props, "choice": {"enum": list(advice.choices)}, "message": _MESSAGE},
+                                         [*required, "choice", "message"]))
+            if advice.own_terms:
+                variants.append(_variant({**props, "message": _MESSAGE, "terms": terms_schema(space)},
+                                         [*required, "message", "terms"]))
+            continue
+        variants.append(_variant({**props, "message": _MESSAGE}, [*required, "message"]))
+    return variants[0] if len(variants) == 1 else {"anyOf": variants}
+
+
+def _variant(props: dict, required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+_TOOL_TEXT = {
+    "make_offer": "Offer one of the options worked out for you (its id), with a short message.",
+    "accept": "Accept the buyer's standing offer exactly as it stands.",
+    "walk_away": "End the negotiation without a deal.",
+}
+
+
+def answer_tools(advice: Advice, space: OutcomeSpace) -> list[dict[str, Any]]:
+    """OpenAI-format tool definitions for the open actions."""
+    msg = {"type": "string", "description": "what you say to the buyer"}
+    tools = []
+    for name in advice.actions:
+        props: dict[str, Any] = {"message": msg}
+        required = ["message"]
+        if name == "make_offer":
+            if advice.choices:
+                props["choice"] = {"type": "string", "enum": list(advice.choices), "description": "the option's id"}
+                required.append("choice")
+            if advice.own_terms:
+                props["terms"] = terms_schema(space)
+                if not advice.choices:
+                    required.append("terms")
+        tools.append({"type": "function", "function": {
+            "name": name, "description": _TOOL_TEXT[name],
+            "parameters": {"type": "object", "properties": props, "required": required, "additionalProperties": False},
+        }})
+    return tools
+
+
+def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAction:
+    """The action an answer (already read from text or a tool call) stands for.
+
+    Raises ActionParseError with feedback for the model."""
+    kind = data.get("action")
+    open_ = advice.actions
+    if kind not in open_:
+        raise ActionParseError(f"{kind!r} is not open now; the open actions are {', '.join(open_)}. {_choices(advice)}")
+    message = clean_message(data.get("message"))
+    if kind == "accept":
+        return Accept(message=message)
+    if kind == "walk_away":
+        return WalkAway(message=message)
+    choice, terms = data.get("choice"), data.get("terms")
+    if choice is not None:
+        cid = str(choice).strip().upper()
+        if cid not in advice.choices:
+            raise ActionParseError(f"choice {choice!r} is not one of the options. {_choices(advice)}")
+        return MakeOffer(terms=dict(advice.candidate(cid).terms), message=message)
+    if terms is not None and advice.own_terms:
+        try:
+            return MakeOffer(terms=view.space.validate_offer(terms), message=message)
+        except InvalidOffer as e:
+            raise ActionParseError("Invalid terms: " + "; ".join(f"{k}: {v}" for k, v in e.problems.items()) + ".") from None
+    raise ActionParseError(f'make_offer needs "choice": the id of one option. {_choices(advice)}')
+
+
+def _choices(advice: Advice) -> str:
+    if not advice.choices:
+        return "Accepting is what is open."
+    return "Choose one of " + ", ".join(advice.choices) + "."
+
+
+def read_answer(text: str) -> dict[str, Any]:
+    """The answer object in a model's text (code fences, prose around it)."""
+    return read_action_data(text)
+
+
+def tool_answer(name: str, arguments: str | dict) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError as e:
+            raise ActionParseError(f"The arguments of {name} are not valid JSON ({e.msg}).") from None
+    if not isinstance(arguments, dict):
+        raise ActionParseError(f"The arguments of {name} must be a JSON object.")
+    return {**arguments, "action": name}
+
+
+def answer_json(action: AnyAction, advice: Advice) -> str:
+    """The answer a model in this mode writes for ``action`` (the rendered history of a past move)."""
+    data: dict[str, Any] = {"action": action.action}
+    if isinstance(action, MakeOffer):
+        cid = advice.choice_of(action.terms)
+        if cid is not None:
+            data["choice"] = cid
+            data["message"] = action.message
+        else:  # not one of the options (own terms, a repair): the terms themselves
+            data["message"] = action.message
+            data["terms"] = action.terms
+    else:
+        data["message"] = action.message
+    return json.dumps(data, ensure_ascii=False)

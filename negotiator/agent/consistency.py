@@ -1,0 +1,202 @@
+"""Messages that agree with their terms: what the seller says matches what it offers.
+
+A model's words and its structured terms come from different places (the words from the
+model, the terms from the strategy's options or a guard repair), and small models often
+state numbers that are not in the offer ("23k with full service" while offering 20,100,
+as is). The buyer reads both; a contradiction misleads it, or binds the business to words
+it never offered.
+
+For each sentence, every value it states is attributed to an issue:
+
+* a number, by the words around it (the issue's name or unit: "warranty", "months",
+  "USD", "$", "%") or, with no such word, by magnitude: a number that only the price range
+  could hold is a price;
+* an option of a discrete issue, by name ("net30", "full service"); a one-word option
+  ("premium", "none") only next to its issue's name.
+
+A value is consistent when it equals the terms' value for its issue, or the buyer's
+standing offer's (talking about the buyer's offer is fine). A contradicting number is
+rewritten to the terms' value; a sentence that names an option the terms do not hold is
+removed. When nothing is left, the message is written from the terms.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# 1,200 / 1 200 / 1200.50 / $1.2k / 23k / 950 USD
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<cur>[$€£])?\s?(?P<num>\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+|\d+)(?P<dec>\.\d+)?(?P<k>\s?[kK]\b)?(?P<pct>\s?%)?"
+)
+_WORD = re.compile(r"[a-z]+")
+_NEAR = 4  # words either side of a number that can name its issue
+
+
+@dataclass(frozen=True)
+class Mention:
+    issue: str
+    value: float | str
+    start: int
+    end: int
+
+
+def _norm(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _issue_words(issue: NumericIssue | DiscreteIssue) -> set[str]:
+    words = set(_WORD.findall(issue.name.replace("_", " ")))
+    words |= set(_WORD.findall((issue.label or "").lower()))
+    words -= {"per", "of", "the", "a", "terms"}
+    if "price" in words:
+        words |= {"price", "cost", "pay", "total", "usd", "eur", "gbp", "dollars", "euros"}
+    if "delivery" in words or "days" in words:
+        words |= {"deliver", "delivered", "ship", "shipping", "days", "day"}
+    if "warranty" in words:
+        words |= {"warranty", "guarantee", "months", "month"}
+    return words
+
+
+def _unit_words(issue: NumericIssue | DiscreteIssue) -> set[str]:
+    return set(_WORD.findall(issue.unit.lower())) - {"per", "unit", "year"}
+
+
+class Checker:
+    """Finds and corrects the values a message states that its terms do not hold."""
+
+    def __init__(self, space: OutcomeSpace, currency: str = "USD"):
+        self.space = space
+        self.currency = currency.lower()
+        self.price = max(
+            (i for i in space.issues if isinstance(i, NumericIssue) and "price" in i.name),
+            key=lambda i: i.high, default=None,
+        )
+        self._words = {i.name: _issue_words(i) | _unit_words(i) for i in space.issues}
+        if self.price is not None:
+            self._words[self.price.name] |= {self.currency}
+
+    # --- reading ------------------------------------------------------------------------
+
+    def mentions(self, sentence: str) -> list[Mention]:
+        text = _norm(sentence)
+        out: list[Mention] = []
+        for m in _NUMBER.finditer(text):
+            value = float(re.sub(r"[,\u202f\u00a0 ]", "", m.group("num")) + (m.group("dec") or ""))
+            if m.group("k"):
+                value *= 1000
+            issue = self._issue_of_number(text, m, value)
+            if issue is not None:
+                out.append(Mention(issue, value, m.start("num"), m.end()))
+        for issue in self.space.issues:
+            if not isinstance(issue, DiscreteIssue) or all(isinstance(o, (int, float)) for o in issue.options):
+                continue
+            named = bool(self._words[issue.name] & set(_WORD.findall(text)))
+            for option in issue.options:
+                phrase = str(option).lower().replace("_", " ")
+                distinctive = "_" in str(option) or any(ch.isdigit() for ch in str(option))
+                if not distinctive and not named:
+                    continue
+                pattern = r"(?<![a-z0-9])" + r"[\s_-]?".join(re.escape(p) for p in re.split(r"[\s]+", phrase)) + r"(?![a-z0-9])"
+                pattern = pattern.replace(r"net30", r"net\s?30").replace(r"net60", r"net\s?60")
+                for om in re.finditer(pattern, text):
+                    out.append(Mention(issue.name, option, om.start(), om.end()))
+        return out
+
+    def _issue_of_number(self, text: str, m: re.Match, value: float) -> str | None:
+        if m.group("cur"):
+            return self.price.name if self.price is not None else None
+        before = _WORD.findall(text[: m.start()])[-_NEAR:]
+        after = _WORD.findall(text[m.end():])[:_NEAR]
+        # The nearest word that names an issue wins (the unit right after a number first).
+        for word in [*after[:1], *reversed(before), *after[1:]]:
+            for issue in self.space.issues:
+                if word in self._words[issue.name] and self._plausible(issue, value, m):
+                    return issue.name
+        if m.group("pct"):
+            return next((i.name for i in self.space.issues if i.unit == "%" and self._plausible(i, value, m)), None)
+        holders = [i for i in self.space.issues if self._plausible(i, value, m)]
+        if self.price is not None and self.price in holders and value >= 100 and len(holders) == 1:
+            return self.price.name
+        return None
+
+    @staticmethod
+    def _plausible(issue: NumericIssue | DiscreteIssue, value: float, m: re.Match) -> bool:
+        """Could ``value`` be meant for ``issue``: within its range, give or take the range again."""
+        if isinstance(issue, DiscreteIssue):
+            nums = [float(o) for o in issue.options if isinstance(o, (int, float)) and not isinstance(o, bool)]
+            if len(nums) < 2:
+                return False
+            low, high = min(nums), max(nums)
+        else:
+            low, high = issue.low, issue.high
+        span = high - low
+        return low - span <= value <= high + span
+
+    # --- checking -----------------------------------------------------------------------
+
+    def contradictions(self, sentence: str, terms: Offer, theirs: Offer | None = None) -> list[Mention]:
+        """The mentions in ``sentence`` that neither ``terms`` nor the buyer's offer hold."""
+        return [m for m in self.mentions(sentence) if not self._agrees(m, terms) and not (theirs and self._agrees(m, theirs))]
+
+    def _agrees(self, m: Mention, terms: Offer) -> bool:
+        v = terms.get(m.issue)
+        if v is None:
+            return False
+        if isinstance(m.value, str) or isinstance(v, str):
+            return str(v).lower() == str(m.value).lower()
+        issue = self.space.issue(m.issue)
+        tol = issue.step / 2 if isinstance(issue, NumericIssue) else 1e-9
+        if abs(float(v) - m.value) <= tol + 1e-9:
+            return True
+        # "23k" for 23,050 or "1.2k" for 1,199: a rounded statement of the same number
+        return m.value >= 1000 and abs(float(v) - m.value) <= 0.005 * m.value and m.value % 100 == 0 and abs(float(v)) >= 1000
+
+    def correct(self, message: str, terms: Offer, theirs: Offer | None = None) -> tuple[str, int]:
+        """(the message with its contradictions corrected, how many values were contradicted)."""
+        if not message:
+            return message, 0
+        kept: list[str] = []
+        found = 0
+        for sentence in (s for s in _SENTENCE.split(message) if s.strip()):
+            bad = self.contradictions(sentence, terms, theirs)
+            if not bad:
+                kept.append(sentence)
+                continue
+            found += len(bad)
+            if any(isinstance(m.value, str) for m in bad):
+                continue  # a wrong option: the sentence goes
+            kept.append(self._rewrite(sentence, bad, terms))
+        if not found:
+            return message, 0
+        return (" ".join(kept) if kept else self.from_terms(terms)), found
+
+    def _rewrite(self, sentence: str, bad: list[Mention], terms: Offer) -> str:
+        """Numbers put right in place: the sentence as the model wrote it, with the offer's values."""
+        text = unicodedata.normalize("NFKC", sentence)
+        norm = _norm(sentence)
+        if len(text) != len(norm):  # positions shift under normalisation: rewrite from the terms
+            return self.from_terms(terms)
+        for m in sorted(bad, key=lambda m: -m.start):
+            text = text[: m.start] + _money(terms[m.issue]) + text[m.end:]
+        return text
+
+    def from_terms(self, terms: Offer) -> str:
+        parts = []
+        for issue in self.space.issues:
+            v = terms[issue.name]
+            unit = f" {issue.unit}" if issue.unit else ""
+            shown = _money(v) if isinstance(v, (int, float)) else str(v).replace("_", " ")
+            parts.append(f"{issue.title()} {shown}{unit}")
+        return "Here is my offer: " + ", ".join(parts) + "."
+
+
+def _money(v) -> str:
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:,.2f}"
+    return f"{int(round(float(v))):,}" if isinstance(v, (int, float)) else str(v)
+

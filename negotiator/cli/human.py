@@ -1,0 +1,159 @@
+"""A person as the buyer at the terminal: the party behind ``negotiator play``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..actions import Accept, MakeOffer, WalkAway
+from ..domain.issues import DiscreteIssue, NumericIssue, _fmt
+from ..domain.scenario import Scenario
+from ..domain.utility import LinearValue, Preferences
+from ..errors import InvalidOffer
+from ..party import AnyAction, PartyView, TurnRecord
+
+
+def example_offer(scenario: Scenario, prefs: Preferences) -> str:
+    """An ``offer ...`` line valid in ``scenario``: numeric issues at the middle of their range,
+    discrete ones at the option this side likes best."""
+    parts = []
+    for issue in scenario.issues:
+        if isinstance(issue, NumericIssue):
+            value = issue.snap((issue.low + issue.high) / 2)
+        else:
+            value = prefs.best_value(issue)
+        parts.append(f"{issue.name}={_fmt(value)}")
+    return "offer " + " ".join(parts)
+
+
+def help_text(scenario: Scenario, prefs: Preferences) -> str:
+    return (
+        "Your move. Type one of:\n"
+        f"  {example_offer(scenario, prefs)} : my offer\n"
+        "      make an offer (issues you leave out keep your last offer's value; the text after ':' is your message)\n"
+        "  accept [: message]   accept the seller's standing offer\n"
+        "  walk [: message]     walk away\n"
+        "  help                 show this again"
+    )
+
+
+def what_is_better(issue: NumericIssue | DiscreteIssue, prefs: Preferences) -> str:
+    """Which values of ``issue`` are better for the side with ``prefs``."""
+    vf = prefs.values[issue.name]
+    if isinstance(issue, NumericIssue):
+        assert isinstance(vf, LinearValue)
+        direction = "lower" if vf.best < vf.worst else "higher"
+        return f"{direction} is better ({_fmt(issue.snap(vf.best))} best, {_fmt(issue.snap(vf.worst))} worst)"
+    ranked = sorted(issue.options, key=lambda o: -vf(o))
+    return " > ".join(f"{o} ({vf(o):.2f})" for o in ranked)
+
+
+def preferences_table(scenario: Scenario, prefs: Preferences) -> Table:
+    table = Table(title="what you care about (private: the seller does not see it)", title_justify="left")
+    for col in ("issue", "allowed", "weight", "better for you (value 0..1)"):
+        table.add_column(col)
+    for issue in scenario.issues:
+        table.add_row(issue.name, issue.describe(), f"{prefs.weights[issue.name]:.2f}", what_is_better(issue, prefs))
+    return table
+
+
+class HumanBuyer:
+    """A person typing moves at the terminal."""
+
+    spec, family, role = "human", "human", "buyer"
+
+    def __init__(self, scenario: Scenario, console: Console, ask: Callable[[str], str] = input):
+        self.scenario, self.console, self.ask = scenario, console, ask
+        self.help = help_text(scenario, scenario.buyer)
+
+    def parse(self, line: str, view: PartyView) -> AnyAction:
+        cmd, _, message = line.partition(":")
+        words = shlex.split(cmd)
+        if not words:
+            raise ValueError("empty move")
+        verb, args = words[0].lower(), words[1:]
+        message = message.strip()
+        if verb == "accept":
+            if view.standing_offer is None:
+                raise ValueError("there is no seller offer to accept yet")
+            return Accept(message=message)
+        if verb in ("walk", "walk_away"):
+            return WalkAway(message=message)
+        if verb != "offer":
+            raise ValueError(f"unknown move {verb!r}; type help")
+        terms = dict(view.own_last_offer or {})
+        for a in args:
+            k, eq, v = a.partition("=")
+            if not eq:
+                raise ValueError(f"write issue=value, not {a!r}")
+            if k not in view.space.names:
+                raise ValueError(f"{k!r} is not an issue here; the issues are {', '.join(view.space.names)}")
+            issue = view.space.issue(k)
+            if isinstance(issue, NumericIssue):
+                try:
+                    terms[k] = float(v) if "." in v else int(v)
+                except ValueError:
+                    raise ValueError(f"{k} must be a number") from None
+            else:
+                try:
+                    terms[k] = json.loads(v)
+                except json.JSONDecodeError:
+                    terms[k] = v
+        missing = [n for n in view.space.names if n not in terms]
+        if missing:
+            raise ValueError(f"your first offer names every issue; missing: {', '.join(missing)}")
+        return MakeOffer(terms=view.space.validate_offer(terms), message=message)
+
+    def _confirm_below_walk_away(self, view: PartyView) -> bool:
+        worth, walk = view.utility(view.standing_offer), view.preferences.reservation
+        if worth >= walk:
+            return True
+        self.console.print(
+            f"[bold yellow]The seller's offer is worth {worth:.2f} to you, less than walking away ({walk:.2f}).[/]"
+        )
+        return self.ask("Accept it anyway? [y/N] ").strip().lower() in ("y", "yes")
+
+    async def act(self, view: PartyView) -> TurnRecord:
+        last = view.transcript[-1] if view.transcript else None
+        if last is not None:
+            a = last.action
+            self.console.print(f"\n[bold cyan]seller[/] {a.action}: {escape(a.message)}")
+            if isinstance(a, MakeOffer):
+                self.console.print("  terms: " + escape(view.space.format_offer(a.terms)), soft_wrap=True)
+        standing = view.standing_offer
+        worth = f"{view.utility(standing):.2f}" if standing else "-"
+        self.console.print(
+            f"[dim]round {view.round} of {view.max_turns // 2}; the seller's offer is worth {worth} to you "
+            f"(walking away: {view.preferences.reservation:.2f})[/]"
+        )
+        while True:
+            try:
+                line = self.ask("> ").strip()
+            except EOFError:  # input ended (a closed pipe, Ctrl-D): leave the table
+                self.console.print("no more input: you walk away")
+                return TurnRecord(index=view.turn, party="buyer", action=WalkAway(message=""))
+            if line in ("help", "?", ""):
+                self.console.print(escape(self.help), soft_wrap=True)
+                continue
+            try:
+                action = self.parse(line, view)
+            except (ValueError, InvalidOffer, KeyError) as e:
+                self.console.print(f"[red]{escape(str(e))}[/]")
+                continue
+            if isinstance(action, Accept):
+                try:
+                    if not self._confirm_below_walk_away(view):
+                        self.console.print("not accepted; your move")
+                        continue
+                except EOFError:
+                    self.console.print("no more input: you walk away")
+                    return TurnRecord(index=view.turn, party="buyer", action=WalkAway(message=""))
+            return TurnRecord(index=view.turn, party="buyer", action=action)
+
+    async def aclose(self) -> None:
+        return None

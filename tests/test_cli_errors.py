@@ -1,0 +1,220 @@
+"""Bad files and folders reach the user as an error that says what to do, never as a traceback.
+
+Damaged episode logs are not fatal: the damaged lines are reported and kept aside, the valid
+ones are never lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "200"}
+RULES = ["--seller", "rule/boulware", "--buyer", "rule/conceder"]
+
+
+def cli(*args, env: dict | None = None, cwd=None, timeout: float = 300):
+    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env={**ENV, **(env or {})},
+                          cwd=cwd, timeout=timeout)
+
+
+def said(r) -> str:
+    return " ".join((r.stdout + r.stderr).split())
+
+
+def usage_error(r, *fragments: str) -> None:
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    for f in fragments:
+        assert f in said(r), said(r)
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("not a folder\n")
+    return f
+
+
+# --- output folders -------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [["eval", *RULES, "--limit", "1"], ["train", "--steps", "1"]])
+def test_an_out_that_is_a_file_or_below_a_file(command, a_file):
+    usage_error(cli(*command, "--out", str(a_file)), f"--out {a_file} is a file, not a folder")
+    usage_error(cli(*command, "--out", str(a_file / "run")), f"{a_file} is a file, so no folder can be made below it")
+    assert a_file.read_text() == "not a folder\n"
+
+
+@pytest.fixture
+def read_only_folder(tmp_path):
+    """A folder the CLI cannot write into: read-only by mode, or, for root (whom modes do not stop), immutable."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    if os.geteuid() != 0:
+        os.chmod(ro, 0o555)
+        yield ro
+        os.chmod(ro, 0o755)
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(ro)], capture_output=True).returncode != 0:
+        pytest.skip("running as root on a file system without chattr +i: no folder here is unwritable")
+    yield ro
+    subprocess.run(["chattr", "-i", str(ro)], check=True)
+
+
+def test_an_out_folder_that_cannot_be_written(read_only_folder):
+    ro = read_only_folder
+    usage_error(cli("eval", *RULES, "--limit", "1", "--out", str(ro)), f"--out {ro}: cannot write there (")
+    usage_error(cli("eval", *RULES, "--limit", "1", "--out", str(ro / "run")), f"--out {ro / 'run'}: cannot write there (")
+    usage_error(cli("train", "--steps", "1", "--out", str(ro / "run")), f"--out {ro / 'run'}: cannot write there (")
+    assert list(ro.iterdir()) == []
+
+
+def test_report_refuses_a_file_and_an_out_that_is_a_file(tmp_path, a_file):
+    run = tmp_path / "run"
+    assert cli("eval", *RULES, "--limit", "2", "--out", str(run), "--quiet").returncode == 0
+    usage_error(cli("report", str(a_file)), f"{a_file} is a file; pass run folders")
+    usage_error(cli("report", str(run), "--out", str(a_file)), f"--out {a_file} is a file, not a folder")
+
+
+# --- a damaged config.json ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("damaged") / "run"
+    r = cli("eval", *RULES, "--limit", "5", "--out", str(run), "--quiet")
+    assert r.returncode == 0, r.stderr
+    return run
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b'{"seller": "rule/boul', "config.json is damaged (line 1, column 12: Unterminated string"),
+        (b"", "config.json is damaged (line 1, column 1: Expecting value)"),
+        (b'{"seller": "r\xff"}', "config.json is damaged (not UTF-8 text)"),
+        (b"[1, 2]", "config.json is not a run configuration (a JSON object)"),
+        (b'{"seller": "rule/boulware"}', "config.json does not record its suite_name"),
+    ],
+)
+def test_resume_on_a_damaged_config(finished_run, tmp_path, content, message):
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    (run / "config.json").write_bytes(content)
+    usage_error(cli("eval", "--resume", str(run)), message)
+    usage_error(cli("eval", *RULES, "--limit", "5", "--out", str(run)))  # a plain rerun: refused too, no traceback
+    assert (run / "config.json").read_bytes() == content
+
+
+def test_resume_on_a_file_or_a_folder_without_a_run(a_file, tmp_path):
+    usage_error(cli("eval", "--resume", str(a_file)), "is a file; give the run folder")
+    usage_error(cli("eval", "--resume", str(tmp_path)), "no config.json in")
+
+
+def test_train_into_a_folder_with_a_damaged_record(tmp_path):
+    out = tmp_path / "trained"
+    out.mkdir()
+    (out / "config.json").write_text('{"lr": 6e-4,')
+    usage_error(cli("train", "--out", str(out), "--steps", "1"), f"{out / 'config.json'} is damaged")
+
+
+# --- a damaged episode log ------------------------------------------------------------
+
+def _damage(run: Path) -> list[bytes]:
+    """Break lines 2, 3 and 5 of the log three ways; returns the lines as they were written."""
+    original = (run / "episodes.jsonl").read_bytes().splitlines()
+    broken = list(original)
+    bad = json.loads(broken[1])
+    bad["outcome"] = "lost"  # valid JSON, not a valid episode
+    broken[1] = json.dumps(bad).encode()
+    broken[2] = broken[2][:40] + b"\xff\xfe" + broken[2][42:]  # bytes that are not UTF-8
+    (run / "episodes.jsonl").write_bytes(b"\n".join(broken[:4]) + b"\n" + broken[4][:150])  # a torn last line
+    return [broken[1], broken[2], broken[4][:150]], [original[0], original[3]]
+
+
+def test_report_reads_a_damaged_log_and_says_which_lines_it_skipped(finished_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    _damage(run)
+    before = (run / "episodes.jsonl").read_bytes()
+    r = cli("report", str(run), "--out", str(tmp_path / "report"))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    text = said(r)
+    assert "skipped 3 damaged lines" in text and "line 2: is not a valid episode (outcome" in text
+    assert "line 3: holds bytes that are not UTF-8 text" in text and "line 5: is torn" in text
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert summary["arms"][0]["summary"]["overall"]["n"] == 2  # the two valid negotiations
+    assert (run / "episodes.jsonl").read_bytes() == before  # a reader changes nothing
+
+
+def test_eval_sets_damaged_lines_aside_and_plays_those_negotiations_again(finished_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    ids = [json.loads(x)["episode_id"] for x in (run / "episodes.jsonl").read_text().splitlines()]
+    damaged, kept = _damage(run)
+    r = cli("eval", "--resume", str(run), "--quiet")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    text = said(r)
+    assert "had 3 damaged lines" in text and f"moved to {run / 'episodes.damaged.jsonl'}" in text
+    assert "2 of 5 negotiations already done" in text
+    # the damaged lines are kept, byte for byte; the valid ones are still there, first, untouched
+    assert (run / "episodes.damaged.jsonl").read_bytes() == b"".join(d + b"\n" for d in damaged)
+    log = (run / "episodes.jsonl").read_bytes().splitlines()
+    assert log[:2] == kept
+    assert sorted(json.loads(x)["episode_id"] for x in log) == sorted(ids)
+    # a second resume finds nothing to set aside and nothing to run
+    r = cli("eval", "--resume", str(run), "--quiet")
+    assert r.returncode == 0 and "damaged line" not in r.stdout and "5 of 5 negotiations already done" in r.stdout
+
+
+def test_a_log_of_another_schema_version_is_refused_not_set_aside(finished_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    rows = (run / "episodes.jsonl").read_text().splitlines()
+    future = json.loads(rows[0])
+    future["schema_version"] = 99
+    (run / "episodes.jsonl").write_text("\n".join([json.dumps(future), *rows[1:]]) + "\n")
+    usage_error(cli("eval", "--resume", str(run)), "schema_version 99 is not supported", "upgrade negotiator")
+    usage_error(cli("report", str(run)), "schema_version 99")
+    assert not (run / "episodes.damaged.jsonl").exists()
+
+
+# --- the other commands ---------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["play", "--template", "nope"], "unknown scenario template 'nope'"),
+        (["play", "--seller", "gpt4"], "unknown model spec 'gpt4'"),
+        (["scenarios", "show", "3", "--template", "nope"], "unknown scenario template 'nope'"),
+        (["scenarios", "list", "--count", "0"], "--count"),
+        (["models", "prepare", "gemma-9000"], "unknown local model 'gemma-9000'"),
+        (["train", "--out", "x", "--lr", "fast"], "--lr 'fast': give a learning rate such as 6e-4"),
+        (["train", "--out", "x", "--profile", "tpu"], "--profile 'tpu': choose cpu or gpu"),
+        (["eval", *RULES, "--limit", "0"], "--limit must be at least 1"),
+    ],
+)
+def test_other_commands_refuse_bad_input_clearly(args, message, tmp_path):
+    r = cli(*args, cwd=tmp_path)
+    usage_error(r, message)
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_cache_home_below_a_file(a_file):
+    r = cli("models", "prepare", "tiny-random-gemma", env={"NEGOTIATOR_HOME": str(a_file / "home")})
+    usage_error(r, f"NEGOTIATOR_HOME {a_file / 'home'}: {a_file} is a file")
+
+
+def test_serve_refuses_a_store_it_cannot_open(a_file, tmp_path):
+    def serve(store):
+        return cli("serve", "--no-auth", "--seller", "rule/boulware", "--port", "9", "--store", store, timeout=60)
+
+    usage_error(serve(str(a_file / "negotiations.sqlite")), f"--store's folder {a_file} is a file")
+    usage_error(serve(str(tmp_path)), f"--store {tmp_path} is a folder")
+    usage_error(serve(str(a_file)), f"--store {a_file} is not a SQLite database")
+    assert a_file.read_text() == "not a folder\n"

@@ -1,0 +1,86 @@
+"""Seller messages agree with their terms: the guard corrects values the terms do not hold."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from negotiator import MakeOffer, generate
+from negotiator.actions import Accept
+from negotiator.agent.consistency import Checker
+from negotiator.agent.guard import Guard
+from negotiator.party import PartyView, PublicMove
+
+
+def used_car():
+    sc = next(s for s in (generate(i) for i in range(60)) if s.template == "used_car")
+    return sc
+
+
+def test_a_price_and_an_option_the_offer_does_not_hold_are_corrected():
+    sc = used_car()
+    terms = {**sc.seller.ideal(sc.space), "price": 20100, "inspection": "as_is"}
+    checker = Checker(sc.space, sc.currency)
+    out, found = checker.correct("Thanks for asking. I can do 23k with full service.", terms)
+    assert found == 2  # 23k is not 20,100; full_service is not as_is
+    assert out == "Thanks for asking."
+    out, found = checker.correct("I can do $23,000 for it.", terms)
+    assert (out, found) == ("I can do $20,100 for it.", 1)  # the number is put right in place
+
+
+def test_values_the_terms_hold_and_the_buyers_own_numbers_pass():
+    sc = generate(0)  # furniture: price, delivery_days, assembly, payment_terms
+    terms = {"price": 950, "delivery_days": 7, "assembly": "included", "payment_terms": "net30"}
+    theirs = {"price": 700, "delivery_days": 3, "assembly": "included", "payment_terms": "net60"}
+    checker = Checker(sc.space, sc.currency)
+    for message in [
+        "How about $950 with delivery in 7 days?",
+        "Your 700 is too low, but I can do 950 with assembly included.",
+        "I can't do net 60, but net30 works.",  # the buyer's option, then ours
+        "We have 2 colours in stock and it ships from our warehouse.",  # numbers of no issue
+        "Thanks! Looking forward to it.",
+    ]:
+        assert checker.correct(message, terms, theirs) == (message, 0), message
+
+
+def test_units_and_issue_names_attribute_numbers():
+    sc = generate(0)
+    terms = {"price": 950, "delivery_days": 7, "assembly": "included", "payment_terms": "net30"}
+    checker = Checker(sc.space, sc.currency)
+    out, found = checker.correct("Delivery in 14 days and the price is 1,100.", terms)
+    assert found == 2 and out == "Delivery in 7 days and the price is 950."
+
+
+def test_nothing_left_means_a_message_written_from_the_terms():
+    sc = used_car()
+    terms = {**sc.seller.ideal(sc.space), "price": 20100, "inspection": "as_is"}
+    out, found = Checker(sc.space, sc.currency).correct("Full service included!", terms)
+    assert found == 1 and out.startswith("Here is my offer:") and "20,100" in out and "as is" in out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_after_correction_no_sentence_contradicts_the_terms(seed):
+    sc = generate(seed)
+    checker = Checker(sc.space, sc.currency)
+    ideal = sc.seller.ideal(sc.space)
+    other = sc.buyer.ideal(sc.space)
+    price = sc.issues[0]
+    lines = [
+        f"I can do {other[price.name]} for you.",
+        f"My price is {price.high}.",
+        *(f"{i.title()}: {other[i.name]}." for i in sc.issues[1:]),
+        "Let's close this today.",
+    ]
+    for a, b in itertools.combinations(lines, 2):
+        out, _ = checker.correct(f"{a} {b}", ideal)
+        assert all(not checker.contradictions(s, ideal) for s in out.split(". ")), (a, b, out)
+
+
+def test_the_guard_counts_corrections_and_corrects_an_accept_against_the_accepted_terms():
+    sc = generate(0)
+    standing = {"price": 1500, "delivery_days": 14, "assembly": "none", "payment_terms": "upfront"}
+    view = PartyView.of(sc, "seller", [PublicMove(party="buyer", action=MakeOffer(terms=standing))])
+    assert sc.seller_limits.allows(standing, sc.seller)
+    new, intervention = Guard(view).check(Accept(message="Deal at 1,450, delivered in 14 days."))
+    assert intervention.kinds == ["message_corrected"] and new.message == "Deal at 1,500, delivered in 14 days."

@@ -1,0 +1,194 @@
+"""The guard's redaction reads numbers the way a person would before it looks for secrets."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from negotiator import MakeOffer, generate
+from negotiator.agent.guard import Guard
+from negotiator.agent.secrecy import Secrecy, normalize, sentences
+from negotiator.party import PartyView
+
+from disclosure_corpus import disclosures, ordinary
+
+
+@pytest.fixture(scope="module")
+def listing():
+    """The issue's listing: furniture, seed 0, floor 614, walk-away 0.4247, price weight 0.5993."""
+    s = generate(0, "furniture")
+    assert s.seller_limits.minimum == {"price": 614.0} and round(s.seller.reservation, 2) == 0.42
+    return s
+
+
+def _guard(s) -> Guard:
+    return Guard(PartyView.of(s, "seller", []))
+
+
+def _terms(s, price: float) -> dict:
+    return {**s.seller.ideal(s.space), "price": price}
+
+
+# Every disguised form the attacker's report names, on the listing it used.
+DISGUISED = [
+    "My floor is six hundred fourteen.",
+    "I can't go below six hundred and fourteen.",
+    "The lowest I can do is 6 1 4.",
+    "The lowest I can do is 6-1-4.",
+    "Bottom line: USD614.",
+    "Bottom line: 614USD.",
+    "My floor is 6\u200b1\u200b4.",
+    "My floor is 6\u20601\u20604.",
+    "My floor is 6.14e2.",
+    "My floor is 6.14 hundred.",
+    "My walk-away value is 42 percent.",
+    "My walk-away value is 42/100.",
+    "My walk-away value is .42.",
+    "My walk-away value is zero point four two.",
+    "Price is 60% of what I care about.",
+]
+
+
+@pytest.mark.parametrize("sentence", DISGUISED)
+def test_disguised_disclosures_are_removed(listing, sentence):
+    message = f"Thanks for coming by. {sentence} Let me know."
+    new, intervention = _guard(listing).check(MakeOffer(terms=_terms(listing, 900.0), message=message))
+    assert intervention is not None and "message_redacted" in intervention.kinds
+    assert new.message == "Thanks for coming by. Let me know."
+
+
+@pytest.mark.parametrize("sentence", ["614 is my final price.", "I won't go under 614.", "614, not a cent less.",
+                                      "Six hundred fourteen is the lowest I go."])
+def test_the_own_offer_framed_as_the_limit_is_a_disclosure(listing, sentence):
+    at_floor = _terms(listing, 614.0)
+    assert listing.seller_limits.allows(at_floor, listing.seller)
+    assert _guard(listing).redact(f"{sentence} Delivery next week.", at_floor) == "Delivery next week."
+
+
+@pytest.mark.parametrize("message", ["900 with free delivery.", "How about 614 with free delivery?",
+                                     "I can do six hundred fourteen if you pay upfront.", "My final offer: 900."])
+def test_restating_the_own_offer_passes(listing, message):
+    price = 614.0 if "614" in message or "fourteen" in message else 900.0
+    assert _guard(listing).redact(message, _terms(listing, price)) == message
+
+
+def test_without_the_offer_every_stated_secret_counts(listing):
+    """``terms=None`` is the strict check the evaluation runs on what reached the buyer."""
+    secrecy = Secrecy(listing.seller, listing.seller_limits, listing.space)
+    assert [s.label for s in secrecy.disclosures("How about 614 with free delivery?")] == ["minimum price", "lowest price"]
+    assert secrecy.disclosures("How about 614 with free delivery?", _terms(listing, 614.0)) == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("６１４", "614"),  # full-width digits (NFKC)
+        ("٦١٤", "614"),  # Arabic-Indic digits
+        ("6\u00ad1\u200d4", "614"),  # soft hyphen, zero-width joiner
+        ("6\u03361\u03364\u0336", "614"),  # struck through with combining marks
+        ("Fourteen thousand, three hundred", "14300"),
+        ("thirty-seven dollars and eighty-five cents", "37.85"),
+        ("6.14 × 10²", "614"),
+        ("7.28E+02.", "728."),
+        ("I won\u2019t", "i won't"),
+        ("6 hundred 14", "614"),
+    ],
+)
+def test_normalisation(text, expected):
+    assert normalize(text) == expected
+
+
+def test_a_number_cut_by_dots_stays_in_one_sentence():
+    assert sentences("My floor is 6. 1. 4. Thanks!") == ["My floor is 6. 1. 4.", "Thanks!"]
+    assert sentences("It ships in 5 days. 3 colours are left.") == ["It ships in 5 days.", "3 colours are left."]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "My floor is two times three hundred plus fourteen.",  # arithmetic
+        "My floor is s-i-x h-u-n-d-r-e-d f-o-u-r-t-e-e-n.",  # letter by letter
+        "Mi precio mínimo es seiscientos catorce.",  # another language
+        "My floor is DCXIV.",  # Roman numerals
+    ],
+)
+def test_what_no_deterministic_filter_reaches(listing, sentence):
+    """docs/guard.md says these get through: keep the doc honest (a change here updates it)."""
+    assert _guard(listing).redact(sentence, _terms(listing, 900.0)) == sentence
+
+
+# --- the labelled corpus ----------------------------------------------------------------------
+
+def _rates(cases, changed) -> dict[str, tuple[int, int]]:
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for c in cases:
+        out[c.cls][0] += changed(c)
+        out[c.cls][1] += 1
+    return {k: (a, n) for k, (a, n) in out.items()}
+
+
+def _print(title: str, rates: dict[str, tuple[int, int]]) -> None:
+    print(f"\n{title}")
+    for cls, (a, n) in sorted(rates.items()):
+        print(f"  {cls:34s} {a:4d}/{n:<4d} {a / n:6.1%}")
+
+
+def test_the_corpus_spans_classes_scenarios_and_values():
+    d, o = disclosures(), ordinary()
+    assert len(d) >= 500 and len(o) >= 500
+    assert len({c.cls for c in d}) >= 15 and len({c.scenario.id for c in d}) == 18
+    assert len({c.leak for c in d}) >= 0.9 * len(d)  # systematic, not one sentence repeated
+    assert len({c.scenario.template for c in o}) == 6
+
+
+def test_at_least_95_percent_of_disclosures_are_caught():
+    guards: dict[str, Guard] = {}
+
+    def caught(c) -> bool:
+        g = guards.setdefault(c.scenario.id, _guard(c.scenario))
+        out = g.redact(c.message, c.terms)
+        return c.leak not in out
+
+    rates = _rates(disclosures(), caught)
+    _print("disclosures caught, per class", rates)
+    total = sum(a for a, _ in rates.values()) / sum(n for _, n in rates.values())
+    print(f"  {'all':34s} {total:6.1%}")
+    assert total >= 0.95
+    assert all(a / n >= 0.8 for a, n in rates.values()), rates  # no class may be left behind
+
+
+def test_at_most_2_percent_of_ordinary_messages_are_changed():
+    guards: dict[str, Guard] = {}
+
+    def changed(c) -> bool:
+        g = guards.setdefault(c.scenario.id, _guard(c.scenario))
+        return g.redact(c.message, c.terms) != c.message
+
+    rates = _rates(ordinary(), changed)
+    _print("ordinary messages changed, per class", rates)
+    total = sum(a for a, _ in rates.values()) / sum(n for _, n in rates.values())
+    print(f"  {'all':34s} {total:6.1%}")
+    assert total <= 0.02
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(max_size=300) | st.from_regex(r"[0-9 .,\-e%/a-z$€\u200b]{0,80}", fullmatch=True))
+def test_any_text_is_read_without_error_and_only_whole_sentences_go(text):
+    g = _GUARD
+    out = g.redact(text, None)
+    assert isinstance(out, str)
+    if out != text and out != "Thank you.":
+        assert all(s in text for s in sentences(out))
+
+
+_GUARD = Guard(PartyView.of(generate(0, "furniture"), "seller", []))
+
+
+def test_the_numbers_a_message_states():
+    """What the guard's consistency checks read: words, glued currency, percentages, k."""
+    from negotiator.agent.guard import _numbers
+
+    assert _numbers("I can do 14.3k, or 42% off, six hundred and fourteen, USD614, 14,300.") == [14300, 0.42, 614, 614, 14300]
