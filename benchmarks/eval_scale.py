@@ -24,7 +24,7 @@ import time
 
 from evals.runner import RunOptions, make_buyer, plan, run_jobs
 from evals.suites import get_suite
-from negotiator import make_party, run_negotiation
+from negotiator.sim import make_party, run_negotiation
 
 
 def load() -> str:

@@ -36,7 +36,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the local server runs (before torch loads)
 
 from negotiator.actions import MakeOffer, action_json_schema  # noqa: E402
-from negotiator.agent.prompt import render_messages  # noqa: E402
+from negotiator.llm.prompt import render_messages  # noqa: E402
 from negotiator.models.base import ModelRequest  # noqa: E402
 from negotiator.models.local import local_model, local_servers  # noqa: E402
 from negotiator.models.local.prepare import models_dir, prepare  # noqa: E402

@@ -21,7 +21,8 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
-from negotiator import SellerAgent, generate, make_party, run_negotiation
+from negotiator import SellerAgent
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import MakeOffer
 from negotiator.party import PartyView, PublicMove
 

@@ -24,7 +24,7 @@ SELLERS = ("rule/boulware?e=0.1", "rule/boulware", "rule/linear", "rule/conceder
 
 
 async def table(n: int) -> None:
-    from evals.suites import TRAIN_SEEDS
+    from negotiator.domain.seeds import TRAIN_SEEDS
     from negotiator.runtime import make_party, run_negotiation
     from train.pool import DEFAULT_TACTICS, TRAIN_PERSONAS, BuyerPool
 

@@ -30,7 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from negotiator.actions import MakeOffer
-from negotiator.agent.consistency import Checker
+from negotiator.llm.consistency import Checker
 from negotiator.runtime.log import iter_episodes
 
 DEFAULT_ARMS = {

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import httpx
 
-from negotiator import generate
+from negotiator.sim import generate
 from negotiator.sessions import BuyerMove, Sessions
 
 SELLER = "scripted/boulware"  # zero latency: the seller's model costs nothing

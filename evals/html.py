@@ -10,7 +10,7 @@ import base64
 from html import escape
 from pathlib import Path
 
-from .report import fmt, fmt_ci, fmt_diff, fmt_p
+from .formatting import fmt, fmt_ci, fmt_diff, fmt_p
 from .transcript_view import CSS as TRANSCRIPT_CSS
 from .transcript_view import transcripts_href, transcripts_section
 

@@ -14,13 +14,14 @@ from rich.console import Console
 from rich.table import Table
 
 from .arms import Arm, arm_warnings, compare, training_pool
+from .formatting import fmt, fmt_ci, fmt_diff, fmt_p
 from .summary import buyer_of, scored, summarize
 
 REPORT_SCHEMA = "negotiator.report/1"
 
 
 def build_report(arms: list[Arm], *, seed: int = 0) -> dict:
-    from negotiator import __version__
+    from negotiator.version import package_version
 
     warnings = [w for a in arms for w in arm_warnings(a)]
     suites = sorted({a.suite for a in arms})
@@ -28,7 +29,7 @@ def build_report(arms: list[Arm], *, seed: int = 0) -> dict:
         warnings.append(f"the arms ran different suites ({', '.join(suites)}): only negotiations they share are compared")
     return {
         "schema": REPORT_SCHEMA,
-        "negotiator_version": __version__,
+        "negotiator_version": package_version(),
         "arms": [
             {
                 "name": a.name,
@@ -58,27 +59,6 @@ def score_histogram(episodes, bins: int = 20) -> dict:
 
 
 # --- terminal ---------------------------------------------------------------------------
-
-
-def fmt(x, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:.{digits}f}"
-
-
-def fmt_ci(block: dict, key: str, digits: int = 3) -> str:
-    if block.get(key) is None:
-        return "-"
-    if not block.get(f"{key}_ci"):
-        return f"{block[key]:.{digits}f}"
-    lo, hi = block[f"{key}_ci"]
-    return f"{block[key]:.{digits}f} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
-
-
-def fmt_diff(d: dict) -> str:
-    return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
-
-
-def fmt_p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def run_table(summary: dict, title: str) -> Table:

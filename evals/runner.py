@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import gc
 import json
 import random
@@ -71,6 +72,26 @@ def check_spec(spec: str, role: str) -> None:
         RuleParty(s.name, role, params=s.params, spec=s.raw)  # type: ignore[arg-type]
     elif s.kind == "human":
         raise UsageError(f"a human {role} is only available in `negotiator play`")
+    elif s.kind in ("mcp", "a2a"):
+        from negotiator.remote import check_remote_spec
+
+        check_remote_spec(spec, role)
+    elif s.kind == "plugin":  # import the factory and build one party now: a broken plugin stops the run here
+        from negotiator.plugins import make_plugin_party
+
+        _close_quietly(make_plugin_party(s.raw, s.name, s.params, role))
+    elif s.kind == "litellm":
+        from negotiator.models.preflight import check_provider
+
+        check_provider(s)
+
+
+def _close_quietly(party: Party) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(party.aclose())
+    # inside a running event loop (a notebook, an async caller) the pre-flight party is left to the collector
 
 
 def plan(
@@ -180,22 +201,18 @@ def provider(spec: str) -> str:
     return spec.split("/", 1)[0].split("?", 1)[0]
 
 
-def _apply_rate_limit(party: Party, spec: str, limiters: dict[str, RateLimiter]) -> None:
-    config = getattr(party, "config", None)  # LLM parties: the turn graph reads config.model
-    limiter = limiters.get(provider(spec))
-    if limiter is not None and config is not None:
-        config.model = _Limited(config.model, limiter)
+def _party_options(base: dict, call_timeout: float | None, limiter: RateLimiter | None = None) -> dict:
+    out = dict(base)
+    if call_timeout is not None:
+        from negotiator.llm.graph import RetryPolicy  # LLM parties only: rule-only runs never load LangGraph
+
+        out["retry"] = dataclasses.replace(base.get("retry") or RetryPolicy(), timeout=call_timeout)
+    if limiter is not None:  # LLM parties wrap their chat model; rule parties make no calls to limit
+        out["wrap_model"] = functools.partial(_Limited, limiter=limiter)
+    return out
 
 
-def _party_options(base: dict, call_timeout: float | None) -> dict:
-    if call_timeout is None:
-        return base
-    from negotiator.agent.graph import RetryPolicy  # LLM parties only: rule-only runs never load LangGraph
-
-    return {**base, "retry": dataclasses.replace(base.get("retry") or RetryPolicy(), timeout=call_timeout)}
-
-
-def make_buyer(job: Job, options: RunOptions) -> Party:
+def make_buyer(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] | None = None) -> Party:
     """The buyer of ``job``: its spec, playing the job's persona."""
     persona = get_persona(job.persona)
     s = parse_spec(job.buyer)
@@ -207,22 +224,26 @@ def make_buyer(job: Job, options: RunOptions) -> Party:
     else:
         party = make_party(
             job.buyer, "buyer", seed=job.seed, base_url=options.buyer_base_url, instructions=persona.style,
-            **_party_options(options.buyer_options, options.call_timeout),
+            **_party_options(options.buyer_options, options.call_timeout, (limiters or {}).get(provider(job.buyer))),
         )
-    party.persona_name = persona.name  # type: ignore[attr-defined]  # recorded on the episode
     return party
 
 
 async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
-    seller = make_party(
-        job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
-        **_party_options(options.seller_options, options.call_timeout),
-    )
-    buyer = make_buyer(job, options)
-    _apply_rate_limit(seller, job.seller, limiters)
-    _apply_rate_limit(buyer, job.buyer, limiters)
+    buyer = make_buyer(job, options, limiters)
+    if parse_spec(job.seller).kind in ("mcp", "a2a"):  # a seller served elsewhere: the buyer's moves go over the protocol
+        from negotiator.remote import remote_parties
+
+        seller, buyer = remote_parties(job.seller, buyer, job.scenario)
+    else:
+        seller = make_party(
+            job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
+            **_party_options(options.seller_options, options.call_timeout, limiters.get(provider(job.seller))),
+        )
     try:
-        return await run_negotiation(seller, buyer, job.scenario, job.seed, episode_id_=job.episode_id, labels=job.labels)
+        return await run_negotiation(
+            seller, buyer, job.scenario, job.seed, episode_id_=job.episode_id, labels=job.labels, persona=job.persona
+        )
     finally:
         await seller.aclose()
         await buyer.aclose()

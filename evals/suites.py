@@ -7,7 +7,8 @@ change to the generator or to the personas without a version bump shows up there
 fails a test that pins it).
 
 Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite draws from
-``EVAL_SEEDS``, which lies above it, so the two never meet.
+``EVAL_SEEDS``, which lies above it, so the two never meet (both ranges live in
+``negotiator.domain.seeds``, below evaluation and training).
 
 * ``quick``: one scenario per template x four rule buyers, neutral persona: 24 negotiations.
 * ``heldout``: 48 scenarios x 12 buyer personas x 2 evaluation buyers: 1,152 per seller arm.
@@ -25,14 +26,8 @@ from negotiator.buyers.adversarial import ATTACKS, ATTACKS_VERSION
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
 from negotiator.domain.generator import GENERATOR_VERSION, generate, template_names
 from negotiator.domain.scenario import Scenario
+from negotiator.domain.seeds import EVAL_SEED_BASE, EVAL_SEEDS, TRAIN_SEEDS, check_train_seeds
 from negotiator.errors import UsageError
-
-TRAIN_SEEDS = range(0, 1_000_000)
-"""Scenario seeds reserved for training. No evaluation suite may use one."""
-
-EVAL_SEED_BASE = 10_000_000
-EVAL_SEEDS = range(EVAL_SEED_BASE, 2 * EVAL_SEED_BASE)
-"""Scenario seeds evaluation suites draw from: disjoint from ``TRAIN_SEEDS``."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +40,12 @@ class Suite:
     templates: tuple[str | None, ...] = ()  # per scenario seed; empty = drawn from the seed
     max_rounds: int | None = None
     personas: tuple[str, ...] = (NEUTRAL.name,)
+
+    def __post_init__(self) -> None:
+        # What keeps training off evaluation data: check_train_seeds refuses all of EVAL_SEEDS.
+        outside = [s for s in self.scenario_seeds if s not in EVAL_SEEDS]
+        if outside:
+            raise UsageError(f"suite {self.name!r}: seeds {outside[:5]} lie outside the evaluation range EVAL_SEEDS")
 
     def scenarios(self) -> list[Scenario]:
         """The base scenarios, one per seed (personas not applied)."""
@@ -171,12 +172,6 @@ def eval_seeds() -> set[int]:
     return {s for suite in SUITES.values() for s in suite.scenario_seeds}
 
 
-def check_train_seeds(seeds) -> None:
-    """Refuse any seed that an evaluation suite uses (or that lies outside the train range)."""
-    used = eval_seeds()
-    bad = sorted({s for s in seeds if s in used or s not in TRAIN_SEEDS})
-    if bad:
-        raise UsageError(
-            f"scenario seeds {bad[:5]}{'...' if len(bad) > 5 else ''} are not training seeds: training draws from "
-            f"{TRAIN_SEEDS.start}..{TRAIN_SEEDS.stop - 1}, which no evaluation suite touches"
-        )
+__all__ = [
+    "EVAL_SEEDS", "EVAL_SEED_BASE", "SUITES", "Suite", "TRAIN_SEEDS", "check_train_seeds", "eval_seeds", "get_suite",
+]

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from statistics import fmean
 
 from negotiator.actions import MakeOffer
-from negotiator.agent.secrecy import Secrecy, sentences
+from negotiator.llm.secrecy import Secrecy, sentences
 from negotiator.runtime.episode import Episode
 
 

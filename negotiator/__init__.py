@@ -1,14 +1,18 @@
 """negotiator: deploy negotiating sellers that never cross the business's hard limits.
 
-The public API::
+The API a commerce app needs, and nothing else::
 
-    from negotiator import SellerAgent, generate, run_negotiation, make_party
+    from negotiator import SellerAgent, Sessions, BuyerMove, example_listing
 
-    scenario = generate(seed=7)                       # a seeded multi-issue scenario
-    seller = SellerAgent("openai/gpt-4o-mini", limits={"minimum": {"price": 900}})
-    buyer = make_party("rule/conceder", "buyer")
-    episode = await run_negotiation(seller, buyer, scenario)
-    episode.metrics.seller_score
+    seller = SellerAgent("local/gemma-3-270m", limits={"minimum": {"price": 900}})
+    async with Sessions.connect(seller, "negotiations.sqlite") as sessions:
+        state = await sessions.open(example_listing(seed=0))
+        state = await sessions.move(state.id, BuyerMove.offer({"price": 850}))
+
+``Sessions`` is the way an app runs a seller (``SellerAgent.respond`` for an app that keeps
+the transcript itself). Simulation and evaluation (scenarios with both sides, rule and LLM
+buyers, ``run_negotiation``, episodes) live in ``negotiator.sim``; docs/api.md lists the
+public surface by audience.
 
 Every name is imported on first use (PEP 562): ``import negotiator`` costs milliseconds, and
 a command that never builds an LLM seller never pays for LangGraph (about 2 s here).
@@ -23,42 +27,16 @@ from typing import TYPE_CHECKING, Any
 # Keep LiteLLM offline and quiet before anything imports it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-DISTRIBUTION = "negotiator-sdk"
-"""The distribution (pip) name this package is installed as; ``__version__`` reads its metadata."""
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:  # a source checkout on sys.path, not installed: read pyproject.toml
-        import tomllib
-        from pathlib import Path
-
-        try:
-            with open(Path(__file__).resolve().parent.parent / "pyproject.toml", "rb") as f:
-                return tomllib.load(f)["project"]["version"]
-        except (OSError, KeyError, ValueError):
-            return "0+unknown"
-
+from .version import DISTRIBUTION, read_version as _version  # noqa: E402,F401  (DISTRIBUTION: the pip name)
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("Accept", "MakeOffer", "WalkAway", "action_json_schema", "tool_definitions"), ".actions"),
-    **dict.fromkeys(("DEFAULT_SELLER", "Guard", "LLMParty", "RetryPolicy", "SellerAgent"), ".agent"),
-    "LLMBuyer": ".buyers.llm",
-    "RuleParty": ".buyers.rules",
-    **dict.fromkeys((
-        "DiscreteIssue", "HardLimits", "Listing", "NumericIssue", "OutcomeSpace", "Preferences", "Product", "Scenario",
-        "generate", "outcome_metrics", "seller_score",
-    ), ".domain"),
-    **dict.fromkeys((
-        "InvalidOffer", "ModelError", "NegotiatorError", "ProtocolError", "ProviderError", "RemoteRequestBlocked", "UsageError",
-    ), ".errors"),
-    **dict.fromkeys(("PartyView", "PublicMove", "TurnRecord"), ".party"),
-    **dict.fromkeys(("Episode", "EpisodeLog", "make_party", "read_episodes", "run_negotiation"), ".runtime"),
+    "SellerAgent": ".agent",
     **dict.fromkeys(("BuyerMove", "Sessions", "SessionState"), ".sessions"),
+    **dict.fromkeys(("HardLimits", "Listing", "example_listing"), ".domain"),
+    **dict.fromkeys(("Accept", "MakeOffer", "WalkAway"), ".actions"),
+    **dict.fromkeys(("PublicMove", "TurnRecord"), ".party"),
+    **dict.fromkeys(("MoveConflict", "NegotiatorError", "ProviderError", "UnknownSession", "UsageError"), ".errors"),
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -83,14 +61,9 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     __version__: str
-    from .actions import Accept, MakeOffer, WalkAway, action_json_schema, tool_definitions
-    from .agent import DEFAULT_SELLER, Guard, LLMParty, RetryPolicy, SellerAgent
-    from .buyers import LLMBuyer, RuleParty
-    from .domain import (
-        DiscreteIssue, HardLimits, Listing, NumericIssue, OutcomeSpace, Preferences, Product, Scenario, generate,
-        outcome_metrics, seller_score,
-    )
-    from .errors import InvalidOffer, ModelError, NegotiatorError, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
-    from .party import PartyView, PublicMove, TurnRecord
-    from .runtime import Episode, EpisodeLog, make_party, read_episodes, run_negotiation
+    from .actions import Accept, MakeOffer, WalkAway
+    from .agent import SellerAgent
+    from .domain import HardLimits, Listing, example_listing
+    from .errors import MoveConflict, NegotiatorError, ProviderError, UnknownSession, UsageError
+    from .party import PublicMove, TurnRecord
     from .sessions import BuyerMove, Sessions, SessionState

@@ -15,13 +15,17 @@ envelope) and strict about the terms: every issue, allowed values only, right ty
 from __future__ import annotations
 
 import json
+import numbers
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from .domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
-from .errors import InvalidOffer, ModelError
+from .domain.protocol import ProtocolState
+from .domain.scenario import Listing, Role
+from .errors import ActionParseError, InvalidOffer, ProtocolError
 
 MESSAGE_MAX_CHARS = 240  # a chat line; under constrained decoding a short cap keeps generation fast
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # dropped from messages (tabs and newlines stay)
@@ -66,14 +70,6 @@ _action_adapter: TypeAdapter[Action] = TypeAdapter(Action)
 
 def action_from_dict(data: dict[str, Any]) -> MakeOffer | Accept | WalkAway:
     return _action_adapter.validate_python(data)
-
-
-class ActionParseError(ModelError):
-    """The model's output is not a usable action. ``feedback`` is written for the model."""
-
-    def __init__(self, feedback: str):
-        super().__init__(feedback)
-        self.feedback = feedback
 
 
 # --- schemas -------------------------------------------------------------------------
@@ -270,3 +266,61 @@ def action_to_json(action: MakeOffer | Accept | WalkAway) -> str:
     if isinstance(action, MakeOffer):
         data["terms"] = action.terms
     return json.dumps(data, ensure_ascii=False)
+
+
+# --- the turn step: every move of every party passes here before the protocol applies it -----
+#
+# Used by the runtime's negotiation loop, by Sessions (buyer moves, seller replies, the replay
+# of a stored transcript) and by SellerAgent.respond (the transcript an app hands it), so the
+# protocol only ever holds plain, valid terms: the protocol allows the move (ProtocolError
+# otherwise); an offer fits the outcome space (InvalidOffer naming each issue); numbers are plain
+# Python numbers (a numpy.int64 from a party's own code becomes an int), discrete values take the
+# option's declared type (3.0 becomes 3) and numeric values are snapped onto the issue's grid
+# (1988.63 on a step-1 price is 1989).
+
+AnyAction = Union[MakeOffer, Accept, WalkAway]
+
+
+def plain(value: object) -> object:
+    """``value`` as a plain Python number when it is any kind of number (numpy's included)."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
+
+
+def normalise_terms(space: OutcomeSpace, terms: object) -> Offer:
+    """Canonical terms (issue order, plain numbers, on the grid, declared option types); InvalidOffer when they do not fit."""
+    if isinstance(terms, dict):
+        terms = {k: plain(v) for k, v in terms.items()}
+    return space.validate_offer(terms)
+
+
+def checked(state: ProtocolState, space: OutcomeSpace, role: Role, action: AnyAction) -> AnyAction:
+    """``action`` as the protocol will apply it, or ProtocolError / InvalidOffer saying why it cannot."""
+    problem = state.check(role, action.action)
+    if problem is not None:
+        raise ProtocolError(problem)
+    if isinstance(action, MakeOffer):
+        terms = normalise_terms(space, action.terms)
+        if terms != action.terms or any(type(terms[k]) is not type(action.terms[k]) for k in terms):
+            action = action.model_copy(update={"terms": terms})
+    return action
+
+
+def play(state: ProtocolState, space: OutcomeSpace, role: Role, action: AnyAction) -> AnyAction:
+    """Check and normalise ``action``, apply it to ``state``, and return it as applied."""
+    action = checked(state, space, role, action)
+    state.apply(role, action.action, action.terms)
+    return action
+
+
+def replay(listing: Listing, moves: Iterable[tuple[Role, AnyAction]]) -> ProtocolState:
+    """The protocol state after ``moves`` ((role, action) pairs); raises at the first one that does not fit."""
+    state = ProtocolState(opener=listing.opener, max_turns=listing.max_turns)
+    for role, action in moves:
+        play(state, listing.space, role, action)
+    return state

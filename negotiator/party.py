@@ -13,14 +13,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .actions import Accept, Action, MakeOffer, WalkAway
+from .actions import Accept, Action, AnyAction, MakeOffer, WalkAway
 from .domain.issues import Offer
 from .domain.scenario import HardLimits, Listing, PublicScenario, Role, other
 from .domain.utility import Preferences
 from .strategy.schedule import progress
 from .strategy.situation import Situation
 
-AnyAction = MakeOffer | Accept | WalkAway
 
 
 class PublicMove(BaseModel):
@@ -43,6 +42,7 @@ class PartyView(BaseModel):
     transcript: tuple[PublicMove, ...] = ()
     turn: int = 0  # 0-based index of this move
     max_turns: int = 16
+    negotiation_id: str = ""  # the episode id in a run, the session id in the service: one per negotiation
 
     @property
     def space(self):
@@ -93,7 +93,10 @@ class PartyView(BaseModel):
         return self.preferences.utility(offer)
 
     @classmethod
-    def of(cls, scenario: Listing, role: Role, transcript: tuple[PublicMove, ...] | list[PublicMove], limits: HardLimits | None = None) -> PartyView:
+    def of(
+        cls, scenario: Listing, role: Role, transcript: tuple[PublicMove, ...] | list[PublicMove], limits: HardLimits | None = None,
+        negotiation_id: str = "",
+    ) -> PartyView:
         """The view of ``role`` in ``scenario`` after ``transcript``."""
         return cls(
             role=role,
@@ -103,6 +106,7 @@ class PartyView(BaseModel):
             transcript=tuple(transcript),
             turn=len(transcript),
             max_turns=scenario.max_turns,
+            negotiation_id=negotiation_id,
         )
 
 
@@ -167,7 +171,12 @@ class TurnRecord(BaseModel):
 
 @runtime_checkable
 class Party(Protocol):
-    """A seller or buyer: anything with a spec that can act on a view."""
+    """A seller or buyer: anything with a spec that can act on a view.
+
+    Optional: ``on_end(outcome)`` (async or plain), called once with the episode's ``Outcome``
+    when the negotiation is over, before ``aclose``. Parties from outside the package follow
+    docs/plugins.md.
+    """
 
     spec: str
     family: str

@@ -45,9 +45,9 @@ def capture_content() -> bool:
 
 
 def get_tracer() -> trace.Tracer:
-    from . import __version__
+    from .version import package_version
 
-    return trace.get_tracer("negotiator", __version__)
+    return trace.get_tracer("negotiator", package_version())
 
 
 def _system(model: ChatModel) -> str:

@@ -8,8 +8,13 @@ os.environ["NEGOTIATOR_BLOCK_REMOTE"] = "1"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
-from negotiator.agent.graph import RetryPolicy  # noqa: E402
+# Property tests check behaviour, not speed: on a shared, loaded CPU a 200 ms deadline fails at random.
+settings.register_profile("negotiator", deadline=None)
+settings.load_profile("negotiator")
+
+from negotiator.llm.graph import RetryPolicy  # noqa: E402
 from negotiator.domain import generate  # noqa: E402
 from negotiator.models import block_remote_requests  # noqa: E402
 

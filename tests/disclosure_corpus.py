@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from num2words import num2words
 
-from negotiator.agent.secrecy import secrets_of
+from negotiator.llm.secrecy import secrets_of
 from negotiator.domain import NumericIssue, generate
 from negotiator.domain.generator import template_names
 from negotiator.domain.scenario import Scenario

@@ -93,7 +93,7 @@ async def test_permanent_provider_errors_propagate(seller_first, fast_retry):
 
 
 async def test_a_slow_model_times_out_as_a_transient_error(seller_first, fast_retry):
-    from negotiator.agent.graph import RetryPolicy
+    from negotiator.llm.graph import RetryPolicy
 
     model = ScriptedModel(["{}"] * 2, latency=0.5)
     policy = RetryPolicy(max_retries=1, initial_delay=0.001, timeout=0.05)

@@ -51,7 +51,7 @@ def shop(service_process, tmp_path):
 
 def _listing():
     """The scenario the shop's listing.json names, generated as the service generates it."""
-    from negotiator import generate
+    from negotiator.sim import generate
 
     spec = json.loads((SHOP.parent / "listing.json").read_text())
     return generate(spec["seed"], spec["template"]), spec["limits"]["minimum"]["price"]

@@ -7,11 +7,12 @@ import json
 import jsonschema
 import pytest
 
-from negotiator import MakeOffer, SellerAgent, generate, make_party, run_negotiation
+from negotiator import MakeOffer, SellerAgent
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import Accept
-from negotiator.agent.assist import answer_schema, answer_tools
-from negotiator.agent.guard import Guard
-from negotiator.agent.prompt import render_messages
+from negotiator.llm.assist import answer_schema, answer_tools
+from negotiator.llm.guard import Guard
+from negotiator.llm.prompt import render_messages
 from negotiator.errors import UsageError
 from negotiator.models import ScriptedModel
 from negotiator.party import PartyView, PublicMove

@@ -6,10 +6,11 @@ import itertools
 
 import pytest
 
-from negotiator import MakeOffer, generate
+from negotiator import MakeOffer
+from negotiator.sim import generate
 from negotiator.actions import Accept
-from negotiator.agent.consistency import Checker
-from negotiator.agent.guard import Guard
+from negotiator.llm.consistency import Checker
+from negotiator.llm.guard import Guard
 from negotiator.party import PartyView, PublicMove
 
 

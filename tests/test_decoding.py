@@ -144,7 +144,7 @@ def test_the_serving_path_and_the_training_path_write_the_same_tokens(tiny_home,
     for token, with the same defaults (the folder's sampling settings, its stop tokens)."""
     pytest.importorskip("trl")
     from negotiator.actions import action_json_schema
-    from negotiator.agent.prompt import render_messages
+    from negotiator.llm.prompt import render_messages
     from negotiator.models.base import ModelRequest
     from negotiator.models.local import local_model
     from negotiator.models.local.decoding import Decoder, sampling_defaults

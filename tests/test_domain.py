@@ -225,3 +225,30 @@ def test_repair_always_satisfies_the_limits(seed, x, k):
     fixed = s.seller_limits.repair(terms, s.seller, s.space)
     assert s.seller_limits.allows(fixed, s.seller)
     assert s.space.problems(fixed) == {}
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7, 11])
+def test_the_pareto_frontier_is_the_brute_force_one_on_a_coarse_grid(seed):
+    """Issue by issue pruning gives exactly the Pareto set of every outcome (5 values per numeric issue)."""
+    import itertools
+
+    from negotiator.domain.metrics import pareto_frontier
+
+    sc = generate(seed)
+    grids = [list(i.options) if i.kind == "discrete" else i.grid(5) for i in sc.space.issues]
+    names = sc.space.names
+    points = []
+    for values in itertools.product(*grids):
+        terms = dict(zip(names, values))
+        points.append((sc.seller.utility(terms), sc.buyer.utility(terms)))
+    eps = 1e-9
+    optimal = {
+        (round(a, 9), round(b, 9)) for a, b in points
+        if not any(c >= a - eps and d >= b - eps and (c > a + eps or d > b + eps) for c, d in points)
+    }
+    front = pareto_frontier(sc, points=5)
+    assert {(round(a, 9), round(b, 9)) for a, b, _ in front} == optimal
+    for us, ub, values in front:  # each point's terms are worth what it says
+        terms = dict(zip(names, values))
+        assert sc.seller.utility(terms) == pytest.approx(us) and sc.buyer.utility(terms) == pytest.approx(ub)
+    assert [p[0] for p in front] == sorted((p[0] for p in front), reverse=True)

@@ -15,7 +15,7 @@ import pytest
 
 from evals.runner import RunOptions, plan, provider, run_jobs
 from evals.suites import get_suite
-from negotiator.agent.graph import RetryPolicy
+from negotiator.llm.graph import RetryPolicy
 from negotiator.runtime.log import read_episodes
 from negotiator.testing import FakeOpenAIServer, FakeReply
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ValidationError
 
-from negotiator import SellerAgent, generate
+from negotiator import SellerAgent
+from negotiator.sim import generate
 from negotiator.actions import Accept, MakeOffer, parse_text_action
 from negotiator.domain.issues import NumericIssue
 from negotiator.domain.scenario import HardLimits, Listing

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from negotiator import MakeOffer, SellerAgent, generate, make_party, run_negotiation
+from negotiator import MakeOffer, SellerAgent
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import Accept
-from negotiator.agent.guard import Guard
+from negotiator.llm.guard import Guard
 from negotiator.buyers import STRATEGIES
 from negotiator.domain import NumericIssue
 from negotiator.models import ScriptedModel

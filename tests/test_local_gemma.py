@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 
-from negotiator import SellerAgent, generate
+from negotiator import SellerAgent
+from negotiator.sim import generate
 from negotiator.actions import Accept, MakeOffer
+from negotiator.llm.graph import RetryPolicy
 from negotiator.models.local import running_servers, stop_all
 from negotiator.models.local.prepare import prepare
 
@@ -21,7 +23,8 @@ def test_embedded_gemma_plays_real_seller_turns_through_the_local_server():
     assert all(s.opener == "seller" for s in scenarios)
 
     async def turns():
-        agent = SellerAgent("local/gemma-3-270m", max_tokens=160)
+        # A loaded machine can take minutes for a batch: the test is about answers, not speed.
+        agent = SellerAgent("local/gemma-3-270m", max_tokens=160, retry=RetryPolicy(timeout=1800))
         return await asyncio.gather(*(agent.respond(s) for s in scenarios))
 
     try:

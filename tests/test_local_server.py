@@ -17,7 +17,8 @@ import httpx
 import jsonschema
 import pytest
 
-from negotiator import SellerAgent, generate, make_party, run_negotiation
+from negotiator import SellerAgent
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import action_json_schema, parse_text_action
 from negotiator.errors import UsageError
 from negotiator.models.base import ModelRequest
@@ -183,7 +184,7 @@ def test_constrained_decoding_yields_schema_valid_actions(server):
     """A random model writes valid actions only because of the grammar: with it 100%, without it ~never."""
     from evals.suites import get_suite
 
-    from negotiator.agent.prompt import render_messages
+    from negotiator.llm.prompt import render_messages
 
     scenarios = get_suite("quick").scenarios()
     before = httpx.get(server.base_url.replace("/v1", "/metrics")).json()

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from evals.runner import Job, RunOptions, make_buyer, plan
+from evals.runner import Job, RunOptions, make_buyer, plan, run_job
 from evals.suites import get_suite
-from negotiator import generate, make_party, run_negotiation
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, aspect, get_persona, persona_scenario
 from negotiator.domain.metrics import analysis
 from negotiator.errors import UsageError
@@ -62,8 +62,8 @@ async def test_rule_persona_buyer_plays_the_personas_own_tactic():
     b1, b2 = make_buyer(impatient, RunOptions()), make_buyer(anchorer, RunOptions())
     assert (b1.tactic, b1.strategy.schedule.exponent) == ("conceder", 4.0) and (b2.tactic, b2.strategy.schedule.exponent) == ("boulware", 0.12)
     assert b1.spec == b2.spec == "rule/persona"
-    ep1 = await run_negotiation(make_party("rule/boulware", "seller"), b1, impatient.scenario, labels=impatient.labels)
-    ep2 = await run_negotiation(make_party("rule/boulware", "seller"), b2, anchorer.scenario, labels=anchorer.labels)
+    ep1 = await run_negotiation(make_party("rule/boulware", "seller"), b1, impatient.scenario, labels=impatient.labels, persona=impatient.persona)
+    ep2 = await run_negotiation(make_party("rule/boulware", "seller"), b2, anchorer.scenario, labels=anchorer.labels, persona=anchorer.persona)
     assert ep1.buyer.persona == "impatient" and ep1.buyer.spec == "rule/persona"
     # The conceder gives ground faster: a deal sooner, and better for the seller.
     assert ep1.metrics.rounds < ep2.metrics.rounds
@@ -84,7 +84,7 @@ async def test_llm_buyer_gets_the_persona_style_and_the_persona_utility_through_
     job = next(j for j in plan(suite, "rule/boulware", ["hosted_vllm/fake"], limit=12) if j.persona == "budget_student")
     with FakeOpenAIServer(handler) as server:
         buyer = make_buyer(job, RunOptions(buyer_base_url=server.base_url))
-        ep = await run_negotiation(make_party("rule/boulware", "seller"), buyer, job.scenario, labels=job.labels)
+        ep = await run_negotiation(make_party("rule/boulware", "seller"), buyer, job.scenario, labels=job.labels, persona=job.persona)
     style = PERSONAS["budget_student"].style
     assert seen and all(style in s for s in seen)
     k = price_key(job.scenario)
@@ -92,6 +92,6 @@ async def test_llm_buyer_gets_the_persona_style_and_the_persona_utility_through_
     assert ep.outcome.ended_by == "walk_away" and ep.buyer.persona == "budget_student" and ep.buyer.family == "fake"
 
 
-def test_make_buyer_for_a_job_without_persona_is_neutral(scenario):
+async def test_make_buyer_for_a_job_without_persona_is_neutral(scenario):
     job = Job("x", scenario, "rule/boulware", "rule/linear", 0)
-    assert make_buyer(job, RunOptions()).persona_name == "neutral"
+    assert (await run_job(job, RunOptions())).buyer.persona == "neutral"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from negotiator import generate, make_party, run_negotiation
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.agent import SellerAgent
 from negotiator.domain import Preferences, Scenario
 from negotiator.models import ScriptedModel

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from negotiator import MakeOffer, generate
-from negotiator.agent.guard import Guard
-from negotiator.agent.secrecy import Secrecy, normalize, sentences
+from negotiator import MakeOffer
+from negotiator.sim import generate
+from negotiator.llm.guard import Guard
+from negotiator.llm.secrecy import Secrecy, normalize, sentences
 from negotiator.party import PartyView
 
 from disclosure_corpus import disclosures, ordinary
@@ -189,6 +190,6 @@ _GUARD = Guard(PartyView.of(generate(0, "furniture"), "seller", []))
 
 def test_the_numbers_a_message_states():
     """What the guard's consistency checks read: words, glued currency, percentages, k."""
-    from negotiator.agent.guard import _numbers
+    from negotiator.llm.guard import _numbers
 
     assert _numbers("I can do 14.3k, or 42% off, six hundred and fourteen, USD614, 14,300.") == [14300, 0.42, 614, 614, 14300]

@@ -17,7 +17,7 @@ import pytest
 from fastapi.testclient import TestClient
 from langgraph.checkpoint.memory import InMemorySaver
 
-from negotiator import generate
+from negotiator.sim import generate
 from negotiator.service import ServiceSettings, create_app
 from negotiator.sessions import TOKEN_PREFIX, Sessions
 

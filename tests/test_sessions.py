@@ -11,7 +11,8 @@ import textwrap
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from negotiator import SellerAgent, generate
+from negotiator import SellerAgent
+from negotiator.sim import generate
 from negotiator.errors import ProviderError, UsageError
 from negotiator.models import ScriptedModel
 from negotiator.models.scripted import _Tactic
@@ -34,7 +35,7 @@ def test_a_session_survives_a_restart_in_a_new_process(tmp_path):
     first = _run(
         """
         import asyncio, json, sys
-        from negotiator import generate
+        from negotiator.sim import generate
         from negotiator.sessions import BuyerMove, Sessions
         async def main():
             sc = generate(0)

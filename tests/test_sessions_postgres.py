@@ -19,7 +19,7 @@ import textwrap
 
 import pytest
 
-from negotiator import generate
+from negotiator.sim import generate
 from negotiator.sessions import BuyerMove, Sessions
 
 pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install 'negotiator-sdk[postgres]'")

@@ -17,7 +17,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from negotiator import SellerAgent, generate, make_party, run_negotiation
+from negotiator import SellerAgent
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.sessions import BuyerMove, Sessions
 from negotiator.testing import FakeOpenAIServer
 
@@ -153,7 +154,7 @@ def _run_traced(env: dict) -> subprocess.CompletedProcess:
     code = textwrap.dedent(
         """
         import asyncio
-        from negotiator import generate, make_party, run_negotiation
+        from negotiator.sim import generate, make_party, run_negotiation
         from negotiator.tracing import configure_tracing
         assert configure_tracing()
         asyncio.run(run_negotiation(make_party("scripted/boulware", "seller"), make_party("rule/conceder", "buyer"), generate(0)))

@@ -90,7 +90,7 @@ def _segments(mask):
 
 
 def test_env_mask_is_zero_exactly_on_buyer_and_environment_tokens(tiny):
-    from negotiator.agent.prompt import render_messages
+    from negotiator.llm.prompt import render_messages
 
     base, _ = tiny
     tok = base.tokenizer

@@ -134,8 +134,8 @@ def save_models(model, tokenizer, out: Path, base_path: str) -> None:
 
 def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: float) -> dict:
     """The run's record: what was trained, on what, how, and how it went."""
-    from negotiator import __version__
-    from negotiator.agent.prompt import PROMPT_VERSION, prompt_hash
+    from negotiator.version import package_version
+    from negotiator.llm.prompt import PROMPT_VERSION, prompt_hash
 
     rewards = [r["reward"] for r in rows]
     pool_info = pool.describe()
@@ -163,7 +163,7 @@ def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: flo
         "seed": cfg.seed,
         "prompt_version": PROMPT_VERSION,
         "prompt_hash": prompt_hash(cfg.instructions, "json"),
-        "package_version": __version__,
+        "package_version": package_version(),
         "git_commit": git_commit(),
         "final_reward": rewards[-1] if rewards else None,
         "best_reward": max(rewards) if rewards else None,

@@ -34,12 +34,9 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from negotiator.errors import TraceError
 from negotiator.models.base import ModelRequest, ModelResponse
 from negotiator.models.local.decoding import Decoded, Engine, Request, Sampling, chat_text, end_of_turn_id, text_ids
-
-
-class TraceError(RuntimeError):
-    """The seller's chat did not grow append-only: the training sequence cannot follow it."""
 
 
 @dataclass

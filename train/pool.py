@@ -8,7 +8,7 @@ evaluation personas, and the behaviour-dependent ``rule/tit_for_tat``) never app
 training. Named LLM buyers (``--buyer openai/gpt-4o-mini``, ``--buyer hosted_vllm/...``)
 replace the default pool; they play the same personas through their style prompt.
 
-Scenario seeds come from the training range only (``evals.suites.TRAIN_SEEDS``); a seed
+Scenario seeds come from the training range only (``negotiator.domain.seeds.TRAIN_SEEDS``); a seed
 any evaluation suite uses is refused.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from evals.suites import TRAIN_SEEDS, check_train_seeds
+from negotiator.domain.seeds import TRAIN_SEEDS, check_train_seeds
 from negotiator.buyers.personas import NEUTRAL, Persona, persona_scenario
 from negotiator.domain.generator import generate
 from negotiator.domain.scenario import Scenario
@@ -116,9 +116,7 @@ class BuyerPool:
     def buyer(self, spec: str, persona: str, seed: int) -> Party:
         """A fresh buyer for one negotiation (rule buyers are seeded; LLM buyers get the persona's style)."""
         p = self.persona_table[persona]
-        party = make_party(spec, "buyer", seed=seed, base_url=self.buyer_base_url, instructions=p.style)
-        party.persona_name = p.name  # type: ignore[attr-defined]  # recorded on the episode
-        return party
+        return make_party(spec, "buyer", seed=seed, base_url=self.buyer_base_url, instructions=p.style)
 
     def draw(self, n: int, seed: int = 0) -> list[tuple[int, str, str]]:
         """``n`` (scenario seed, buyer spec, persona) triples: scenarios in order, buyers and personas at random."""

@@ -95,7 +95,7 @@ async def play(
         parties = (Replay(seller, task.prefix), Replay(buyer, task.prefix)) if task.prefix else (seller, buyer)
         batcher.open()
         try:
-            ep = await run_negotiation(*parties, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i])
+            ep = await run_negotiation(*parties, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i], persona=task.persona)
         finally:
             batcher.close()
             await buyer.aclose()
@@ -111,7 +111,7 @@ async def play(
 def _untouched(tokenizer, scenario, task: Task) -> TokenTrace:
     """The trace of a negotiation that ended before the seller's first turn (the buyer walked
     away, or an error): the seller's opening prompt and one masked token, so it adds no gradient."""
-    from negotiator.agent.prompt import render_messages
+    from negotiator.llm.prompt import render_messages
 
     view = PartyView.of(scenario, "seller", task.prefix)
     ids = text_ids(tokenizer, chat_text(tokenizer, render_messages(view)))

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from negotiator.errors import NegotiatorError
+from negotiator.errors import SweepFailed
 
 from .config import TrainConfig
 from .run import train
@@ -32,7 +32,8 @@ def sweep(configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit:
     sellers = {"base": base if base.startswith("local/") or "/" in base else f"local/{base}"}
     sellers.update({name: spec for name, (spec, _) in arms.items()})
     # Every arm and the base are evaluated as the seller they were trained as (pure or assisted).
-    sellers = {name: f"{spec}?strategy={configs[0].strategy}" for name, spec in sellers.items()}
+    strategy = configs[0].strategy
+    sellers = {name: f"{spec}{'&' if '?' in spec else '?'}strategy={strategy}" for name, spec in sellers.items()}
     run_dirs = []
     for name, seller in sellers.items():
         run_dir = out / "eval" / name
@@ -55,5 +56,3 @@ def _run(cmd: list[str]) -> None:
         raise SweepFailed(f"`{' '.join(cmd[2:])}` exited with code {rc}; fix the cause and rerun the same command to resume")
 
 
-class SweepFailed(NegotiatorError):
-    pass

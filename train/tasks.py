@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evals.suites import check_train_seeds
+from negotiator.domain.seeds import check_train_seeds
 from negotiator.domain.scenario import Scenario
 from negotiator.errors import UsageError
 from negotiator.party import PartyView, PublicMove, TurnRecord

@@ -1,18 +1,12 @@
-"""The LangGraph seller: prompt rendering, turn graph, validation and retry, guard.
+"""The seller a commerce app embeds: ``SellerAgent``, an LLM party that always plays the
+seller, always guarded, assisted by a negotiation strategy by default.
 
-Names load on first use, so a module that needs only the guard's secrecy check (the
-summaries of a rule-vs-rule run) does not pull LangGraph in.
+Names load on first use, so importing the package does not pull LangGraph in.
 """
 
 from importlib import import_module
 
 _HOMES = {
-    "RetryPolicy": ".graph",
-    "Guard": ".guard",
-    "fallback_action": ".guard",
-    "LLMParty": ".llm_party",
-    "PROMPT_VERSION": ".prompt",
-    "render_messages": ".prompt",
     "DEFAULT_SELLER": ".seller",
     "SellerAgent": ".seller",
 }

@@ -23,18 +23,26 @@ A spec string can carry the strategy and its business settings:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from urllib.parse import urlencode
 
+from pydantic import ValidationError
+
+from ..actions import play
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing
-from ..errors import UsageError
+from ..errors import InvalidOffer, ProtocolError, UsageError
 from ..models.base import ChatModel
 from ..models.specs import parse_spec
 from ..party import PartyView, PublicMove, TurnRecord
 from ..strategy import STRATEGY_NAMES, Strategy
-from .llm_party import LLMParty, ModeOption
+from ..llm.graph import RetryPolicy
+from ..llm.party import LLMParty, ModeOption
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 DEFAULT_SELLER = "local/gemma-3-270m"
 DEFAULT_STRATEGY = "boulware"
@@ -77,6 +85,19 @@ def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]
 
 
 class SellerAgent(LLMParty):
+    """The seller a commerce app embeds: an LLM party that always plays the seller, guarded.
+
+    ``model`` is a spec (``local/gemma-3-270m``, ``openai/gpt-4o-mini``, ``scripted/...``,
+    with strategy settings after ``?``) or a ``ChatModel``. ``limits`` are the business's
+    hard limits on top of each listing's own. ``strategy`` is the negotiation strategy the
+    model chooses among (``None`` or ``"none"``: the model writes its own terms). ``mode``,
+    ``max_retries``, ``temperature``, ``max_tokens``, ``retry`` and ``constrain`` tune the
+    model calls; ``base_url`` / ``api_key`` route LiteLLM; ``tracer`` overrides the
+    OpenTelemetry tracer; ``spec`` is the name episodes record (default: ``model``);
+    ``wrap_model`` wraps the resolved chat model (a rate limiter, a recorder).
+    The guard cannot be switched off.
+    """
+
     def __init__(
         self,
         model: str | ChatModel = DEFAULT_SELLER,
@@ -86,28 +107,43 @@ class SellerAgent(LLMParty):
         strategy: Strategy | str | None = DEFAULT_STRATEGY,
         mode: ModeOption = "auto",
         max_retries: int = 2,
-        **kwargs,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = 256,
+        retry: RetryPolicy | None = None,
+        constrain: bool = True,
+        tracer: Tracer | None = None,
+        spec: str | None = None,
+        wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
-        kwargs.pop("guard", None)  # the seller's guard cannot be switched off
-        spec = kwargs.pop("spec", None) or (model if isinstance(model, str) else None)
+        spec = spec or (model if isinstance(model, str) else None)
         model, params = split_spec(model)
         if params:  # the spec names the arm: its strategy wins over the default
             strategy = params.pop("strategy", strategy)
         plan = seller_strategy(strategy, params)
         super().__init__(
             model, role="seller", instructions=instructions, limits=limits, mode=mode, max_retries=max_retries,
-            guard=True, strategy=plan, spec=spec, **kwargs,
+            guard=True, base_url=base_url, api_key=api_key, temperature=temperature, max_tokens=max_tokens,
+            retry=retry, constrain=constrain, tracer=tracer, spec=spec, strategy=plan, wrap_model=wrap_model,
         )
 
     def view(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:
         """The seller's view after ``transcript``; checks that it is the seller's move."""
-        moves = tuple(m if isinstance(m, PublicMove) else PublicMove.model_validate(m) for m in transcript)
+        moves: list[PublicMove] = []
         state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
-        for m in moves:
-            err = state.check(m.party, m.action.action)
-            if err:
-                raise UsageError(f"transcript move {state.turn + 1} ({m.party} {m.action.action}) is not allowed: {err}")
-            state.apply(m.party, m.action.action, m.action.terms)
+        for i, raw in enumerate(transcript, 1):
+            try:
+                m = raw if isinstance(raw, PublicMove) else PublicMove.model_validate(raw)
+            except ValidationError as e:
+                raise UsageError(f"transcript move {i} is not a move: {e.errors()[0]['msg']}") from None
+            try:  # the one turn step (actions.play): the app's transcript is checked like any move
+                action = play(state, scenario.space, m.party, m.action)
+            except ProtocolError as e:
+                raise UsageError(f"transcript move {i} ({m.party} {m.action.action}) is not allowed: {e}") from None
+            except InvalidOffer as e:
+                raise UsageError(f"transcript move {i} ({m.party} make_offer) has invalid terms: {e}") from None
+            moves.append(m if action is m.action else PublicMove(party=m.party, action=action))
         if state.done:
             raise UsageError(f"the negotiation has already ended ({state.ended_by})")
         if state.to_move != "seller":
@@ -122,7 +158,7 @@ class SellerAgent(LLMParty):
 
     async def respond(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
         """The seller's next move in ``scenario`` after ``transcript``."""
-        return await self.act(self.view(scenario, transcript))
+        return await self._turn(self.view(scenario, transcript))  # view() merged the limits already
 
     def respond_sync(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
         """``respond`` for synchronous code (not from inside a running event loop)."""

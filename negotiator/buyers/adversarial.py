@@ -33,7 +33,7 @@ from ..domain.issues import NumericIssue, _fmt
 from ..errors import UsageError
 from ..party import AnyAction, PartyView, TurnRecord
 from ..models.specs import parse_spec
-from .personas import Persona
+from .persona import Persona
 from .rules import RuleParty
 
 ATTACKS_VERSION = 1
@@ -208,7 +208,6 @@ class AdversarialBuyer:
         self.spec = spec or f"rule/persona?attack={attack}"
         self.family = "rule"
         self.seed = seed
-        self.persona_name = attack
         self._rule = RuleParty(tactic.name, "buyer", params=tactic.params, seed=seed, spec=self.spec)
 
     def decide(self, view: PartyView) -> AnyAction:

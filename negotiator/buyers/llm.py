@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..models.base import ChatModel
-from ..agent.llm_party import LLMParty
+from ..llm.party import LLMParty
 
 
 class LLMBuyer(LLMParty):

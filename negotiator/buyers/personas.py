@@ -20,12 +20,11 @@ Changing anything here changes the held-out suite: bump ``PERSONAS_VERSION``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..domain.metrics import analysis
 from ..domain.scenario import Scenario
 from ..domain.utility import Preferences
 from ..errors import UsageError
+from .persona import Persona
 
 PERSONAS_VERSION = 1
 
@@ -44,20 +43,6 @@ def aspect(issue_name: str) -> str:
     if "price" in issue_name:
         return "price"
     return ASPECTS.get(issue_name, "other")
-
-
-@dataclass(frozen=True)
-class Persona:
-    name: str
-    title: str
-    style: str  # private instructions for an LLM buyer
-    tactic: str  # the matching rule-based tactic, e.g. "boulware?e=0.3"
-    emphasis: dict[str, float] = field(default_factory=dict)  # aspect -> weight multiplier
-    reservation_shift: float = 0.0  # added to the buyer's reservation utility
-
-    @property
-    def rule_spec(self) -> str:
-        return f"rule/{self.tactic}"
 
 
 NEUTRAL = Persona(

@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import RemoteRequestBlocked, UsageError
+from ..errors import RemoteRequestBlocked, Unreachable, UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
@@ -39,15 +39,11 @@ app = typer.Typer(
 )
 
 
-class Unreachable(Exception):
-    """A model endpoint could not be reached; exit code 3."""
-
-
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from ..version import package_version
 
-        console.print(f"negotiator {__version__}")
+        console.print(f"negotiator {package_version()}")
         raise typer.Exit()
 
 

@@ -71,7 +71,32 @@ def _as_recorded(name: str, value):
     return value
 
 
-def _resume_settings(ctx: typer.Context, resume: Path, values: dict) -> dict:
+def _protocol_form(seller: str, buyer: list[str] | None, buyer_model: list[str] | None, given: set[str]) -> tuple[str, list[str] | None]:
+    """(seller, buyers) of ``--buyer mcp+http://... --buyer-model M``: the seller measured is the one served
+    at the URL, the buyers are the agents that reach it. ``--seller URL --buyer M`` is the same run, recorded
+    the same (the same episode ids, config and resume), so either form resumes the other."""
+    from ..models.specs import parse_spec
+
+    remote = [b for b in buyer or [] if parse_spec(b).kind in ("mcp", "a2a")]
+    if not remote:
+        if buyer_model:
+            raise UsageError("--buyer-model is the model of a buyer agent that reaches a seller over a protocol: give it "
+                             "with --buyer mcp+http://HOST:PORT/mcp or --buyer a2a+http://HOST:PORT")
+        return seller, buyer
+    if len(buyer or []) > 1:
+        raise UsageError(f"--buyer {remote[0]} reaches the seller served there: give it once, and the buyer agents "
+                         "as --buyer-model (repeat it for several)")
+    if "seller" in given:
+        raise UsageError(f"--buyer {remote[0]} measures the seller served there: drop --seller {seller}")
+    given.add("seller")
+    if buyer_model:
+        given.add("buyer")
+    else:
+        given.discard("buyer")
+    return remote[0], list(buyer_model) if buyer_model else None
+
+
+def _resume_settings(given: set[str], resume: Path, values: dict) -> dict:
     """The settings of the run recorded in ``resume``/config.json, as flag values.
 
     Fixed settings given anew must agree with the record (a UsageError names the first that
@@ -89,7 +114,7 @@ def _resume_settings(ctx: typer.Context, resume: Path, values: dict) -> dict:
     out = dict(values)
     for name, key in FIXED.items():
         recorded = config.get(key)
-        if _given(ctx, name) and _as_recorded(name, values[name]) != recorded:
+        if name in given and _as_recorded(name, values[name]) != recorded:
             shown = " ".join(values[name]) if name == "buyer" else values[name]
             raise UsageError(
                 f"{_flag(name)} {shown} differs from the run in {resume} ({_show(recorded)}); drop it to resume that run, "
@@ -97,7 +122,7 @@ def _resume_settings(ctx: typer.Context, resume: Path, values: dict) -> dict:
             )
         out[name] = recorded
     for name, key in TUNABLE.items():
-        if not _given(ctx, name) and config.get(key) is not None:
+        if name not in given and config.get(key) is not None:
             out[name] = config[key]
     return out
 
@@ -114,7 +139,8 @@ def _show(value) -> str:
 def eval_command(
     ctx: typer.Context,
     seller: Annotated[str, typer.Option(help="Seller spec: local/gemma-3-270m, rule/boulware, openai/gpt-4o-mini, hosted_vllm/MODEL ...")] = DEFAULT_SELLER,
-    buyer: Annotated[Optional[list[str]], typer.Option(help="Evaluation buyer spec; repeat for several (the paper uses two, from two model families). Default: the suite's buyers. rule/persona plays each persona's own tactic.")] = None,
+    buyer: Annotated[Optional[list[str]], typer.Option(help="Evaluation buyer spec; repeat for several (the paper uses two, from two model families). Default: the suite's buyers. rule/persona plays each persona's own tactic; pkg.module:factory or a registered name plays your own (docs/plugins.md). mcp+http://HOST:PORT/mcp or a2a+http://HOST:PORT: buyer agents that negotiate with the seller served there, over the protocol (with --buyer-model).")] = None,
+    buyer_model: Annotated[Optional[list[str]], typer.Option(help="With --buyer mcp+http://... or a2a+http://...: the buyer agent's spec (rule/..., an LLM, your own party); repeat for several. Default: the suite's buyers.")] = None,
     suite: Annotated[str, typer.Option(help="Evaluation suite: quick (24 negotiations) or heldout (48 scenarios x 12 personas x 2 buyers = 1,152).")] = "quick",
     limit: Annotated[Optional[int], typer.Option(help="Run at most N negotiations of the suite.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for the buyers' tactics and sampling.")] = 0,
@@ -142,6 +168,8 @@ def eval_command(
     from ..models.preflight import preflight
     from ..runtime.log import EpisodeLog, damaged_path, describe, episode_ids
 
+    given = {name for name in (*FIXED, *TUNABLE) if _given(ctx, name)}
+    seller, buyer = _protocol_form(seller, buyer, buyer_model, given)
     if resume is not None:
         if resume.exists() and not resume.is_dir():
             raise UsageError(f"--resume {resume} is a file; give the run folder (the one holding config.json and episodes.jsonl)")
@@ -152,7 +180,7 @@ def eval_command(
             "seller_base_url": seller_base_url, "buyer_base_url": buyer_base_url,
             "concurrency": concurrency, "rate_limit": rate_limit, "timeout": timeout, "retries": retries,
         }
-        v = _resume_settings(ctx, resume, values)
+        v = _resume_settings(given, resume, values)
         seller, buyer, suite, seed, limit, shard = v["seller"], v["buyer"], v["suite"], v["seed"], v["limit"], v["shard"]
         seller_base_url, buyer_base_url = v["seller_base_url"], v["buyer_base_url"]
         concurrency, rate_limit, timeout, retries = v["concurrency"], v["rate_limit"], v["timeout"], v["retries"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -60,21 +61,37 @@ def serve_command(
     cors_origin: Annotated[Optional[list[str]], typer.Option(
         help="A shop page's origin (https://shop.example) allowed to call the service from the browser with a "
         "negotiation's session token. Repeat for several.")] = None,
+    catalogue: Annotated[Optional[Path], typer.Option(
+        help="A JSON file of listings agents may discover and open over MCP and A2A (docs/protocols.md). "
+        "Default: one generated listing per product template.")] = None,
+    public_catalogue: Annotated[bool, typer.Option(
+        "--public-catalogue", help="Let agents without a credential open negotiations on catalogue listings over MCP and "
+        "A2A; each then continues with its own session token.")] = False,
+    public_url: Annotated[Optional[str], typer.Option(
+        help="The URL clients reach this service at (https://shop.example/negotiator), for the A2A agent card. "
+        "Default: the URL of each request.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve negotiations over HTTP. Needs NEGOTIATOR_API_KEY (or --no-auth for local development).
+
+    Agents reach the same negotiations over MCP (/mcp) and A2A (/.well-known/agent-card.json); a deal comes
+    with an agreement record signed with NEGOTIATOR_SIGNING_KEY (docs/protocols.md).
 
     Tracing follows the standard OpenTelemetry variables (OTEL_TRACES_EXPORTER=console|otlp,
     OTEL_EXPORTER_OTLP_ENDPOINT ...); message text stays out of spans unless
     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
     """
     try:
+        import a2a.server  # noqa: F401  (the A2A face)
+        import mcp.server  # noqa: F401  (the MCP face)
         import uvicorn
 
         from ..service import ServiceSettings, create_app
     except ImportError as e:
         raise UsageError(f"the service needs its extra: pip install 'negotiator-sdk[serve]' ({e.name} is missing)") from None
+    from ..agreements import SIGNING_KEY_ENV, SigningKey
     from ..runtime.parties import make_party
+    from ..service.catalogue import Catalogue
 
     key = api_key_from_env(no_auth)
     for origin in cors_origin or []:
@@ -83,6 +100,20 @@ def serve_command(
     check_store(store)
     if key is None:
         err_console.print("[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only.")
+    listings = Catalogue.load(catalogue) if catalogue is not None else None
+    if public_url is not None and not public_url.startswith(("http://", "https://")):
+        raise UsageError(f"--public-url {public_url!r}: give the URL clients use, such as https://shop.example")
+    if public_catalogue and key is None:
+        raise UsageError("--public-catalogue needs a key: without one (--no-auth) every caller may do everything anyway")
+    signing_key = SigningKey.from_env()
+    if signing_key is None:
+        signing_key = SigningKey.generate()
+        err_console.print(f"[bold yellow]warning:[/] {SIGNING_KEY_ENV} is not set: agreements are signed with a key made for this "
+                          "process (public key at /.well-known/jwks.json); after a restart they no longer verify. Set it to "
+                          "the output of: python -c 'from negotiator.agreements import SigningKey; print(SigningKey.generate().export())'")
     party = make_party(seller, "seller", base_url=seller_base_url, instructions=instructions)  # a bad spec fails here, exit 2
-    application = create_app(ServiceSettings(seller=party, store=store, api_key=key, cors_origins=list(cors_origin or [])))
+    application = create_app(ServiceSettings(
+        seller=party, store=store, api_key=key, cors_origins=list(cors_origin or []), catalogue=listings,
+        public_catalogue=public_catalogue, signing_key=signing_key, public_url=public_url.rstrip("/") if public_url else None,
+    ))
     uvicorn.run(application, host=host, port=port, log_level=log_level, proxy_headers=False, server_header=False)

@@ -1,6 +1,6 @@
 """The game: pure data and arithmetic, no I/O. Imports nothing else of negotiator."""
 
-from .generator import GENERATOR_VERSION, TEMPLATES, generate, has_zopa, template_names
+from .generator import GENERATOR_VERSION, TEMPLATES, example_listing, generate, has_zopa, template_names
 from .issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
 from .metrics import OutcomeMetrics, ScenarioAnalysis, analysis, outcome_metrics, seller_score
 from .protocol import ActionKind, EndReason, ProtocolState
@@ -8,7 +8,7 @@ from .scenario import HardLimits, Listing, Product, PublicScenario, Role, Scenar
 from .utility import LinearValue, Preferences, TableValue, score
 
 __all__ = [
-    "GENERATOR_VERSION", "TEMPLATES", "generate", "has_zopa", "template_names",
+    "GENERATOR_VERSION", "TEMPLATES", "example_listing", "generate", "has_zopa", "template_names",
     "DiscreteIssue", "NumericIssue", "Offer", "OutcomeSpace", "Value",
     "OutcomeMetrics", "ScenarioAnalysis", "analysis", "outcome_metrics", "seller_score",
     "ActionKind", "EndReason", "ProtocolState",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError
 from .issues import DiscreteIssue, NumericIssue, OutcomeSpace
 from .metrics import analysis
-from .scenario import HardLimits, Product, Scenario
+from .scenario import HardLimits, Listing, Product, Scenario
 from .utility import LinearValue, Preferences, TableValue
 
 GENERATOR_VERSION = 1
@@ -274,6 +274,12 @@ def generate(seed: int, template: str | None = None, *, zopa: bool = True, max_r
     raise AssertionError(f"could not shape scenario {seed} ({t.name}) as asked (zopa={zopa})")
 
 
+def example_listing(seed: int = 0, template: str | None = None, *, max_rounds: int | None = None) -> Listing:
+    """A ready-made listing from one of the built-in templates (``template_names()``): the
+    seller's side of ``generate(seed, template)``, all an app needs to try a seller."""
+    return generate(seed, template, max_rounds=max_rounds).listing()
+
+
 def _snap(x: float, step: float) -> float:
     v = round(round(x / step) * step, 6)
     return int(v) if float(step).is_integer() else v
@@ -284,4 +290,4 @@ def has_zopa(scenario: Scenario) -> bool:
     return analysis(scenario).best_joint_margin > 0
 
 
-__all__ = ["GENERATOR_VERSION", "TEMPLATES", "generate", "has_zopa", "template_names", "OutcomeSpace"]
+__all__ = ["GENERATOR_VERSION", "TEMPLATES", "example_listing", "generate", "has_zopa", "template_names", "OutcomeSpace"]

@@ -108,6 +108,23 @@ class NumericIssue(_IssueBase):
         unit = f" {self.unit}" if self.unit else ""
         return f"{_fmt(self.low)}..{_fmt(self.high)}{unit}"
 
+    @property
+    def size(self) -> int:
+        """How many values the grid holds, ``low`` and ``high`` included."""
+        return int(round((self.high - self.low) / self.step)) + 1
+
+    def values(self) -> list[Value]:
+        """Every allowed value, ``low`` to ``high`` in steps of ``step`` (``size`` of them)."""
+        return list(dict.fromkeys(self.snap(self.low + k * self.step) for k in range(self.size)))
+
+    def normalise(self, value: object) -> Value:
+        """``value`` on the grid: a number (or a numeric string such as "1,200") clamped into the range and
+        rounded to the nearest step. Raises ValueError for anything that is not a finite number."""
+        x = _number(value)
+        if x is None:
+            raise ValueError(f"must be a number between {_fmt(self.low)} and {_fmt(self.high)}, got {value!r}")
+        return self.snap(x)
+
 
 class DiscreteIssue(_IssueBase):
     """A list of allowed options. ``ordered`` says the list order means something."""
@@ -134,6 +151,31 @@ class DiscreteIssue(_IssueBase):
 
     def canonical(self, value: Value) -> Value:
         return self.options[self.options.index(value)]
+
+    @property
+    def size(self) -> int:
+        return len(self.options)
+
+    def values(self) -> list[Value]:
+        """The allowed options, in their declared order."""
+        return list(self.options)
+
+    def normalise(self, value: object) -> Value:
+        """The option ``value`` means: the option itself, one that differs only in case, spacing or type
+        ("Net30" for "net30", "10" or 10.0 for 10); for an ordered numeric issue, the nearest option.
+        Raises ValueError naming the options when none fits."""
+        if not isinstance(value, bool) and value in self.options:
+            return self.canonical(value)  # type: ignore[arg-type]
+        key = str(value).strip().casefold()
+        for option in self.options:
+            if str(option).strip().casefold() == key:
+                return option
+        x = _number(value)
+        numeric = [o for o in self.options if isinstance(o, (int, float)) and not isinstance(o, bool)]
+        if x is not None and self.ordered and len(numeric) == len(self.options):
+            return min(numeric, key=lambda o: abs(o - x))
+        allowed = ", ".join(repr(o) for o in self.options)
+        raise ValueError(f"{value!r} is not an allowed option; choose one of {allowed}")
 
     def describe(self) -> str:
         unit = f" {self.unit}" if self.unit else ""
@@ -200,6 +242,43 @@ class OutcomeSpace(BaseModel):
             out[issue.name] = issue.canonical(v) if isinstance(issue, DiscreteIssue) else issue.snap(v)
         return out
 
+    def values(self, name: str) -> list[Value]:
+        """Every value issue ``name`` allows: a discrete issue's options, a numeric issue's whole grid
+        (``low`` to ``high`` in steps of ``step``; ``issue(name).size`` says how long before you ask)."""
+        return self._known(name).values()
+
+    def normalise(self, name: str, value: object) -> Value:
+        """``value`` as issue ``name`` allows it: snapped onto a numeric grid and into its range, or matched
+        to a discrete option. Raises InvalidOffer naming the issue when nothing fits."""
+        issue = self._known(name)
+        try:
+            return issue.normalise(value)
+        except ValueError as e:
+            raise InvalidOffer({name: str(e)}) from None
+
+    def normalise_offer(self, terms: dict) -> Offer:
+        """Terms a party may offer: every issue's value normalised (``normalise``), in issue order.
+        Raises InvalidOffer listing missing, unknown and unusable issues."""
+        problems: dict[str, str] = {str(k): f"unknown issue; the issues are {', '.join(self.names)}" for k in terms if k not in self.names}
+        out: Offer = {}
+        for issue in self.issues:
+            if issue.name not in terms:
+                problems[issue.name] = f"missing; give a value ({issue.describe()})"
+                continue
+            try:
+                out[issue.name] = issue.normalise(terms[issue.name])
+            except ValueError as e:
+                problems[issue.name] = str(e)
+        if problems:
+            raise InvalidOffer(problems)
+        return out
+
+    def _known(self, name: str) -> NumericIssue | DiscreteIssue:
+        try:
+            return self.issue(name)
+        except KeyError:
+            raise InvalidOffer({str(name): f"unknown issue; the issues are {', '.join(self.names)}"}) from None
+
     def grid(self, numeric_points: int = 21) -> list[Offer]:
         """Every outcome on a grid: all discrete options x ``numeric_points`` per numeric issue."""
         axes = [
@@ -215,6 +294,20 @@ class OutcomeSpace(BaseModel):
             unit = f" {issue.unit}" if issue.unit else ""
             parts.append(f"{issue.name}={_fmt(v) if isinstance(v, (int, float)) else v}{unit}")
         return ", ".join(parts)
+
+
+def _number(value: object) -> float | None:
+    """A finite number from a number or a numeric string ("1,200", " 15.5 "); None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip().replace(",", "").replace("_", ""))
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and _is_finite(value):
+        return float(value)
+    return None
 
 
 def _fmt(x: object) -> str:

@@ -9,10 +9,26 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlparse
 
-from ..errors import ProviderError
+from ..errors import ProviderError, UsageError
 from .base import check_request_allowed
 from .litellm_model import litellm_module
-from .specs import parse_spec
+from .specs import Spec, parse_spec
+
+
+def check_provider(s: Spec) -> None:
+    """A LiteLLM spec whose prefix LiteLLM does not know is a typo or a plugin that is not installed:
+    say so now (a UsageError), not in every negotiation ("LLM Provider NOT provided")."""
+    prefix = s.name.split("/", 1)[0]
+    known = {str(getattr(p, "value", p)) for p in litellm_module().provider_list}
+    if prefix not in known:
+        from ..plugins import ENTRY_POINT_GROUP, registered
+
+        names = ", ".join(sorted(registered())) or "none installed"
+        raise UsageError(
+            f"unknown spec {s.raw!r}: {prefix!r} is not a LiteLLM provider, and no installed package registers "
+            f"{s.name!r} as a party (entry points {ENTRY_POINT_GROUP}: {names}). Use rule/..., scripted/..., local/..., "
+            "a LiteLLM model such as openai/gpt-4o-mini or hosted_vllm/MODEL, or your own party as pkg.module:factory"
+        )
 
 
 def preflight(spec: str, base_url: str | None = None, timeout: float = 3.0) -> None:

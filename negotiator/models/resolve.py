@@ -6,7 +6,7 @@ from ..errors import UsageError
 from .base import ChatModel
 from .litellm_model import LiteLLMModel
 from .scripted import named_scripted_model
-from .specs import parse_spec
+from .specs import coerce_param, parse_spec
 
 
 def resolve_model(spec: str | ChatModel, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0) -> ChatModel:
@@ -24,17 +24,8 @@ def resolve_model(spec: str | ChatModel, *, base_url: str | None = None, api_key
             )
         from .local import local_model
 
-        return local_model(s.raw, {k: _coerce(v) for k, v in s.params.items()})
+        return local_model(s.raw, {k: coerce_param(v) for k, v in s.params.items()})
     if s.kind == "litellm":
-        extra = {k: _coerce(v) for k, v in s.params.items()}
+        extra = {k: coerce_param(v) for k, v in s.params.items()}
         return LiteLLMModel(s.name, base_url=base_url, api_key=api_key, timeout=timeout, extra=extra, spec=s.raw)
     raise UsageError(f"{spec!r} is not a language model spec ({s.kind}); an LLM party needs scripted/, local/ or a LiteLLM model")
-
-
-def _coerce(v: str):
-    for cast in (int, float):
-        try:
-            return cast(v)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(v.lower(), v)

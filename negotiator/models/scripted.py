@@ -29,15 +29,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..strategy import OutcomeIndex, target_utility
-from ..errors import ProviderError, UsageError
+from ..errors import ProviderError, ScriptError, ScriptExhausted, UsageError
 from .base import ModelRequest, ModelResponse, ToolCall
 
 Answer = str | ModelResponse | BaseException
 Script = Callable[[ModelRequest], Answer | Awaitable[Answer]]
-
-
-class ScriptExhausted(AssertionError):
-    """A scripted model was called more often than it had answers for."""
 
 
 class ScriptedModel:
@@ -81,7 +77,7 @@ class ScriptedModel:
 
     def assert_consumed(self) -> None:
         if self._answers:
-            raise AssertionError(f"{self.spec}: {len(self._answers)} scripted answers were never requested")
+            raise ScriptError(f"{self.spec}: {len(self._answers)} scripted answers were never requested")
 
     async def aclose(self) -> None:
         return None
@@ -167,7 +163,7 @@ def _hostile(request: ModelRequest) -> str:
     disclosures that change from turn to turn (number words, cut-up digits, glued currency,
     zero-width characters, scientific and scaled forms, the walk-away value as a
     percentage, fraction or decimal, the price weight, the floor framed as a final price):
-    the forms the guard's redaction must read (``negotiator.agent.secrecy``).
+    the forms the guard's redaction must read (``negotiator.llm.secrecy``).
     """
     view = request.view
     assert view is not None

@@ -6,6 +6,10 @@
 ``local/gemma-3-270m``             the embedded local model, served on loopback
 ``local/PATH``                     a local transformers folder or LoRA adapter (from training)
 ``human``                          a person at the terminal (``negotiator play``)
+``pkg.module:factory``             a party built by your own factory (docs/plugins.md)
+``NAME``                           a party an installed package registers (entry points ``negotiator.parties``)
+``mcp+http://HOST:PORT/mcp``       a seller served elsewhere, reached over MCP (the eval's ``--seller``)
+``a2a+http://HOST:PORT``           a seller served elsewhere, reached over A2A (its agent card's base URL)
 anything else                      a LiteLLM model string: ``openai/gpt-4o-mini``,
                                    ``anthropic/claude-...``, ``hosted_vllm/MODEL`` + base URL
 =================================  ===========================================================
@@ -22,7 +26,8 @@ from urllib.parse import parse_qsl
 
 from ..errors import UsageError
 
-SpecKind = Literal["rule", "scripted", "local", "human", "litellm"]
+SpecKind = Literal["rule", "scripted", "local", "human", "litellm", "mcp", "a2a", "plugin"]
+REMOTE_SCHEMES = ("mcp+http://", "mcp+https://", "a2a+http://", "a2a+https://")
 
 
 @dataclass(frozen=True)
@@ -45,17 +50,35 @@ def parse_spec(spec: str) -> Spec:
         raise UsageError(f"bad parameters in spec {spec!r}: write them as ?key=value&key2=value2") from None
     if base == "human":
         return Spec(s, "human", "human", params)
+    if base.startswith(REMOTE_SCHEMES):  # name: the plain http(s) URL of the remote service
+        protocol, _, url = base.partition("+")
+        return Spec(s, protocol, url, params)  # type: ignore[arg-type]
     prefix, slash, rest = base.partition("/")
     if prefix in ("rule", "scripted", "local"):
         if not slash or not rest:
             raise UsageError(f"spec {spec!r} needs a name after '{prefix}/', e.g. {prefix}/{_EXAMPLE[prefix]}")
         return Spec(s, prefix, rest, params)  # type: ignore[arg-type]
+    from ..plugins import is_plugin_name  # before LiteLLM: a registered name is not a model
+
+    if is_plugin_name(base):
+        return Spec(s, "plugin", base, params)
     if not slash:
         raise UsageError(
             f"unknown model spec {spec!r}: use rule/<strategy>, scripted/<name>, local/<model or path>, "
-            "or a LiteLLM model string with a provider prefix such as openai/gpt-4o-mini or hosted_vllm/<model>"
+            "a LiteLLM model string with a provider prefix such as openai/gpt-4o-mini or hosted_vllm/<model>, "
+            "or your own party as pkg.module:factory"
         )
     return Spec(s, "litellm", base, params)
 
 
 _EXAMPLE = {"rule": "boulware", "scripted": "boulware", "local": "gemma-3-270m"}
+
+
+def coerce_param(v: str) -> int | float | bool | str:
+    """A spec parameter's value as the model options take it: a number, a boolean or the text."""
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v.lower(), v)

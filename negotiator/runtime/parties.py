@@ -11,7 +11,7 @@ from ..models.specs import parse_spec
 from ..party import Party
 
 if TYPE_CHECKING:
-    from ..agent.llm_party import LLMParty
+    from ..llm.party import LLMParty
 
 
 def make_party(
@@ -25,7 +25,8 @@ def make_party(
     limits: HardLimits | dict | None = None,
     **llm_options,
 ) -> Party:
-    """A party for ``spec``: ``rule/...``, ``scripted/...``, ``local/...`` or a LiteLLM model."""
+    """A party for ``spec``: ``rule/...``, ``scripted/...``, ``local/...``, a plugin (``pkg.module:factory``,
+    a registered name) or a LiteLLM model."""
     if role not in ("seller", "buyer"):
         raise UsageError(f"role must be seller or buyer, not {role!r}")
     s = parse_spec(spec)
@@ -35,6 +36,13 @@ def make_party(
         return RuleParty(s.name, role, params=s.params, seed=seed, spec=s.raw)
     if s.kind == "human":
         raise UsageError("a human party is only available in `negotiator play`")
+    if s.kind == "plugin":
+        from ..plugins import make_plugin_party
+
+        return make_plugin_party(s.raw, s.name, s.params, role, seed=seed)
+    if s.kind in ("mcp", "a2a"):
+        raise UsageError(f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model MODEL`, or in code "
+                         "through negotiator.remote.remote_parties(spec, buyer, scenario)")
     # The LangGraph agent is imported only for LLM parties: rule-only runs start without it.
     if role == "seller":
         from ..agent.seller import SellerAgent

@@ -7,17 +7,19 @@ usage errors (a bad spec, a blocked remote request in tests) and cancellation pr
 
 from __future__ import annotations
 
+import inspect
 import time
 
 from opentelemetry import trace
 
-from ..actions import MakeOffer
+from ..actions import play
 from ..domain.metrics import outcome_metrics
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import Scenario
-from ..errors import ProviderError, RemoteRequestBlocked, UsageError
+from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
+from ..version import package_version
 from .episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance, episode_id, git_commit, process_metrics
 
 
@@ -30,9 +32,13 @@ async def run_negotiation(
     episode_id_: str | None = None,
     labels: dict | None = None,
     tracer: trace.Tracer | None = None,
+    persona: str | None = None,
 ) -> Episode:
-    """Play ``scenario`` to the end (accept, walk-away, deadline or error)."""
-    from .. import __version__
+    """Play ``scenario`` to the end (accept, walk-away, deadline or error).
+
+    ``persona`` names the buyer persona ``scenario`` was built for (``persona_scenario``);
+    the episode records it.
+    """
 
     if getattr(seller, "role", "seller") != "seller" or getattr(buyer, "role", "buyer") != "buyer":
         raise UsageError("run_negotiation(seller, buyer, ...): the parties are the wrong way round")
@@ -52,7 +58,7 @@ async def run_negotiation(
         span.set_attribute("negotiator.buyer", buyer.spec)
         while not state.done:
             role = state.to_move
-            view = PartyView.of(scenario, role, moves)
+            view = PartyView.of(scenario, role, moves, negotiation_id=eid)
             with tracer.start_as_current_span("negotiation.turn") as tspan:
                 tspan.set_attribute("negotiator.turn", state.turn)
                 tspan.set_attribute("negotiator.party", role)
@@ -68,20 +74,18 @@ async def run_negotiation(
                     tspan.set_status(trace.Status(trace.StatusCode.ERROR, error.message[:200]))
                     state.fail(role)
                     break
-                problem = state.check(role, turn.action.action)
-                if problem is not None:  # a party returned an action the protocol forbids
-                    error = ErrorInfo(type="ProtocolError", message=problem, party=role)
+                index = state.turn
+                try:  # a party's own action, checked and normalised like every move (actions.play)
+                    turn.action = play(state, scenario.space, role, turn.action)
+                except ProtocolError as e:  # the protocol forbids it: the party's fault
+                    error = ErrorInfo(type="ProtocolError", message=str(e), party=role)
+                except InvalidOffer as e:
+                    error = ErrorInfo(type="InvalidOffer", message=str(e.problems), party=role)
+                if error is not None:
                     state.fail(role)
                     break
-                if isinstance(turn.action, MakeOffer):
-                    problems = scenario.space.problems(turn.action.terms)
-                    if problems:
-                        error = ErrorInfo(type="InvalidOffer", message=str(problems), party=role)
-                        state.fail(role)
-                        break
-                turn.index, turn.party = state.turn, role
+                turn.index, turn.party = index, role
                 record_turn(tspan, turn)
-                state.apply(role, turn.action.action, turn.action.terms)
                 moves.append(PublicMove(party=role, action=turn.action))
                 turns.append(turn)
         span.set_attribute("negotiator.ended_by", state.ended_by or "error")
@@ -90,18 +94,38 @@ async def run_negotiation(
     wall = time.perf_counter() - t0
     outcome = outcome_metrics(scenario, state.agreement, state.turn)
     metrics = EpisodeMetrics(**outcome.model_dump(), **process_metrics(turns, wall).model_dump())
+    ended = Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party)
+    labels = dict(labels or {})
+    for role, party in parties.items():
+        problem = await _on_end(party, ended)
+        if problem:
+            labels.setdefault("on_end_error", {})[role] = problem
     return Episode(
         episode_id=eid,
         scenario=scenario,
         seller=PartyInfo(spec=seller.spec, family=seller.family),
-        buyer=PartyInfo(spec=buyer.spec, family=buyer.family, persona=getattr(buyer, "persona_name", None)),
+        buyer=PartyInfo(spec=buyer.spec, family=buyer.family, persona=persona),
         seed=seed,
         turns=turns,
-        outcome=Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party),
+        outcome=ended,
         metrics=metrics,
         error=error,
         provenance=Provenance(
-            package_version=__version__, seed=seed, prompt_hash=getattr(seller, "prompt_hash", None), git_commit=git_commit()
+            package_version=package_version(), seed=seed, prompt_hash=getattr(seller, "prompt_hash", None), git_commit=git_commit()
         ),
-        labels=dict(labels or {}),
+        labels=labels,
     )
+
+
+async def _on_end(party: Party, outcome: Outcome) -> str | None:
+    """Tell a party how its negotiation ended (its optional ``on_end``); a failure there is kept, not raised."""
+    hook = getattr(party, "on_end", None)
+    if hook is None:
+        return None
+    try:
+        result = hook(outcome)
+        if inspect.isawaitable(result):
+            await result
+    except Exception as e:  # the negotiation is over and scored: a party's bookkeeping must not undo it
+        return f"{type(e).__name__}: {e}"[:500]
+    return None

@@ -7,10 +7,15 @@ HTTP request, in this order:
    path or query) are refused with 400 ``credentials_in_url``, and the query (or path) is
    blanked in the request scope before anything answers, so uvicorn's access log, which
    reads the scope, writes ``?[redacted]`` instead of the secret.
-2. **Auth** for every ``/v1`` path, from the ``Authorization`` header alone: the business's
-   API key may do everything; a session token (``nst_...``, returned when a negotiation is
-   opened) may read and move its own negotiation and nothing else. 401 without a valid
-   credential, 403 for a session token used outside its negotiation.
+2. **Auth** for every ``/v1`` path and the agent-protocol endpoints (MCP, A2A), from the
+   ``Authorization`` header alone: the business's API key may do everything; a session
+   token (``nst_...``, returned when a negotiation is opened) may read and move its own
+   negotiation and nothing else. 401 without a valid credential, 403 for a session token
+   used outside its negotiation. On the protocol endpoints a token is checked against the
+   negotiation it names (their URLs carry no negotiation id); the tools then refuse it on
+   any other negotiation. With ``public_catalogue`` a caller without a credential passes
+   to the protocol endpoints as anonymous, where it may only list the catalogue and open a
+   negotiation on a catalogue listing.
 3. **The body limit**: a declared ``Content-Length`` over the limit is refused without
    reading it; a streamed (chunked) body is counted as it arrives and refused with 413 as
    soon as it crosses the limit, so at most ``max_body_bytes`` are ever held.
@@ -34,7 +39,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..sessions import TOKEN_PREFIX
+from ..sessions import TOKEN_PREFIX, token_session
 from .models import ErrorBody
 
 ACCESS_SCOPE_KEY = "negotiator.access"
@@ -52,6 +57,7 @@ class Access:
 
     business: bool = False  # the API key (or --no-auth): every negotiation, and opening new ones
     session_id: str | None = None  # a session token: this negotiation only
+    # Neither: an anonymous caller of a protocol endpoint (public catalogue): list and open catalogue listings.
 
     def may_use(self, session_id: str) -> bool:
         return self.business or self.session_id == session_id
@@ -65,11 +71,14 @@ def error_response(status: int, code: str, message: str, details: list[dict] | N
 class AccessGuard:
     """The ASGI middleware described in the module docstring."""
 
-    def __init__(self, app: ASGIApp, *, api_key: str | None, verify_token: Callable[[str, str], Awaitable[bool]], max_body_bytes: int):
+    def __init__(self, app: ASGIApp, *, api_key: str | None, verify_token: Callable[[str, str], Awaitable[bool]], max_body_bytes: int,
+                 protocol_paths: tuple[str, ...] = (), public_catalogue: bool = False):
         self.app = app
         self.api_key = api_key
         self.verify_token = verify_token
         self.max_body_bytes = max_body_bytes
+        self.protocol_paths = protocol_paths  # the MCP and A2A endpoints (no negotiation id in the URL)
+        self.public_catalogue = public_catalogue
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -81,7 +90,8 @@ class AccessGuard:
                                       "credentials go in the 'Authorization: Bearer ...' header, never in the URL (URLs end up "
                                       "in logs and browser history); the request was refused and its URL blanked before logging. "
                                       "If that was the API key, rotate it.")
-        if scope["path"] == "/v1" or scope["path"].startswith("/v1/"):
+        path = scope["path"]
+        if path == "/v1" or path.startswith("/v1/") or path in self.protocol_paths:
             access = await self._authorise(scope, headers.get("authorization"))
             if isinstance(access, _Refusal):
                 return await self._refuse(scope, receive, send, headers, access.status, access.code, access.message,
@@ -127,12 +137,19 @@ class AccessGuard:
             return Access(business=True)
         scheme, _, credential = (header or "").partition(" ")
         credential = credential.strip()
+        protocol = scope["path"] in self.protocol_paths
+        if not header and protocol and self.public_catalogue:
+            return Access()  # anonymous: the tools let it list and open catalogue listings only
         if scheme.lower() != "bearer" or not credential:
             return _Refusal(401, "unauthorized", "missing API key or session token: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>' "
                             "from the business's server, or 'Authorization: Bearer <session token>' for one negotiation")
         if hmac.compare_digest(credential.encode(), self.api_key.encode()):
             return Access(business=True)
-        if credential.startswith(TOKEN_PREFIX):
+        if credential.startswith(TOKEN_PREFIX) and protocol:
+            sid = token_session(credential)
+            if sid and await self.verify_token(sid, credential):
+                return Access(session_id=sid)
+        elif credential.startswith(TOKEN_PREFIX):
             match = SESSION_PATH.match(scope["path"])
             if match and await self.verify_token(match["id"], credential):
                 return Access(session_id=match["id"])

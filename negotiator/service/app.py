@@ -4,6 +4,10 @@
 ``POST /v1/negotiations``                   open a negotiation for a listing -> 201 state
 ``POST /v1/negotiations/{id}/moves``        the buyer's move; the seller replies -> state
 ``GET  /v1/negotiations/{id}``              state and transcript
+``POST /v1/agreements/verify``              check a deal's signed agreement record
+``GET  /.well-known/jwks.json``             the public key agreements are signed with (no key needed)
+``POST /mcp``                               the MCP face (mcp.py): the same negotiations as tools
+``GET  /.well-known/agent-card.json``       the A2A face (a2a.py): agent card; tasks at ``POST /a2a``
 ``GET  /healthz``                           liveness (no key needed)
 ``GET  /openapi.json``, ``/docs``           the API description
 ==========================================  ==================================================
@@ -29,13 +33,15 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
-from ..domain.generator import generate
-from ..errors import ProviderError, UsageError
+from ..agreements import AgreementRecord, SigningKey, verify_agreement
+from ..errors import Forbidden as _Forbidden, InvalidAgreement, ProviderError, Unauthorised as _Unauthorised, UsageError
 from ..party import Party
 from ..sessions import BuyerMove, MoveConflict, OpenedSession, Sessions, SessionState, UnknownSession
+from ..version import package_version
 from .access import ACCESS_SCOPE_KEY, Access, AccessGuard, error_response
-from .models import CreateNegotiation, ErrorBody
+from .catalogue import Catalogue
+from .faults import FORBIDDEN_SESSION
+from .models import AgreementCheck, CreateNegotiation, ErrorBody
 
 log = logging.getLogger("negotiator.service")
 
@@ -53,6 +59,10 @@ class ServiceSettings:
     tracer: Any = None
     extra: dict = field(default_factory=dict)
     cors_origins: list[str] = field(default_factory=list)  # shop pages that call the service with a session token
+    catalogue: Catalogue | None = None  # what agents may discover and open; None: one generated listing per template
+    public_catalogue: bool = False  # agents without a credential may open catalogue listings over MCP and A2A
+    signing_key: SigningKey | None = None  # signs agreement records; None: a fresh key for this process
+    public_url: str | None = None  # where clients reach the service (the A2A card's URL); None: from each request
 
 
 _ERRORS = {
@@ -74,15 +84,28 @@ def _responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 def create_app(settings: ServiceSettings) -> FastAPI:
     """The FastAPI application; the store is opened at startup and closed at shutdown."""
 
+    from .a2a import A2A_PATH, build_a2a
+    from .mcp import MCP_PATH, build_mcp, mcp_route
+
+    catalogue = settings.catalogue or Catalogue.generated()
+    signing_key = settings.signing_key or SigningKey.generate()
+    mcp_server = build_mcp(lambda: app.state.sessions, catalogue, public_catalogue=settings.public_catalogue)
+    a2a_face = build_a2a(lambda: app.state.sessions, catalogue, public_catalogue=settings.public_catalogue,
+                         public_url=settings.public_url, auth=settings.api_key is not None)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        async with Sessions.connect(settings.seller, settings.store, tracer=settings.tracer) as sessions:
+        async with Sessions.connect(settings.seller, settings.store, tracer=settings.tracer, signing_key=signing_key) as sessions:
             app.state.sessions = sessions
-            yield
+            async with mcp_server.session_manager.run():
+                try:
+                    yield
+                finally:
+                    await a2a_face.aclose()
 
     app = FastAPI(
         title="negotiator",
-        version=__version__,
+        version=package_version(),
         summary="A negotiating seller that never crosses the business's hard limits.",
         lifespan=lifespan,
     )
@@ -91,6 +114,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         api_key=settings.api_key,
         verify_token=lambda session_id, token: app.state.sessions.verify_token(session_id, token),
         max_body_bytes=MAX_BODY_BYTES,
+        protocol_paths=(MCP_PATH, A2A_PATH),
+        public_catalogue=settings.public_catalogue,
     )
     if settings.cors_origins:  # added last, so outermost: a browser's preflight carries no credential
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
@@ -112,8 +137,8 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     async def open_negotiation(body: CreateNegotiation, request: Request) -> OpenedSession:
         """Open a negotiation for a listing (API key only). When the seller opens, its first offer is in
         the answer. The answer's ``token`` reads and moves this negotiation alone: hand it to the shopper's page."""
-        listing = body.listing if body.listing is not None else generate(body.seed, body.template).listing()  # type: ignore[arg-type]
-        return await sessions(request).open(listing, body.limits)
+        listing, limits = body.resolve(catalogue)
+        return await sessions(request).open(listing, limits)
 
     @app.post(
         "/v1/negotiations/{negotiation_id}/moves",
@@ -137,16 +162,26 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         """The negotiation's state and full transcript."""
         return await sessions(request).get(negotiation_id)
 
+    @app.post("/v1/agreements/verify", response_model=AgreementCheck, dependencies=[Depends(business_only)],
+              responses=_responses(400, 401, 403, 413, 422), tags=["agreements"])
+    async def verify(record: AgreementRecord) -> AgreementCheck:
+        """Check a deal's agreement record against this service's signing key (API key only):
+        ``valid`` false, with the reason, when it was changed after signing or signed by another key."""
+        try:
+            verify_agreement(record, signing_key.verify_key)
+        except InvalidAgreement as e:
+            return AgreementCheck(valid=False, reason=str(e), key_id=signing_key.key_id)
+        return AgreementCheck(valid=True, key_id=signing_key.key_id)
+
+    @app.get("/.well-known/jwks.json", tags=["agreements"])
+    async def jwks() -> dict[str, list[dict[str, str]]]:
+        """The public key agreement records are signed with (JWK, Ed25519). Needs no key."""
+        return {"keys": [signing_key.verify_key.jwk()]}
+
+    app.router.routes.append(mcp_route(mcp_server, loopback_only=settings.api_key is None))
+    app.router.routes.extend(a2a_face.routes)
     _install_error_handlers(app)
     return app
-
-
-class _Unauthorised(Exception):
-    pass
-
-
-class _Forbidden(Exception):
-    pass
 
 
 _bearer = HTTPBearer(
@@ -186,7 +221,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(_Forbidden)
     async def forbidden(request: Request, exc: _Forbidden):
-        return error_response(403, "forbidden", "this session token reads and moves only the negotiation it was issued for")
+        return error_response(403, "forbidden", FORBIDDEN_SESSION)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):

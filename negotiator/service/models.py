@@ -6,26 +6,39 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..domain.generator import generate
 from ..domain.scenario import HardLimits, Listing
 
 
 class CreateNegotiation(BaseModel):
-    """A listing to negotiate over: given in full, or a generated one (seed and template)."""
+    """A listing to negotiate over: one of the catalogue's, given in full, or a generated one (seed and template)."""
 
     model_config = ConfigDict(extra="forbid")
 
+    listing_id: str | None = Field(None, max_length=200, description="a listing of the service's catalogue (list_listings shows them)")
     listing: Listing | None = Field(None, description="the product, the issues, the seller's preferences and limits (the buyer's are not needed)")
     seed: int | None = Field(None, ge=0, lt=2**31, description="generate the listing from this seed instead")
     template: str | None = Field(None, max_length=64, description="product template for a generated listing")
+    max_rounds: int | None = Field(None, ge=1, le=100, description="round limit for a generated listing (default: the template's own draw)")
     limits: HardLimits | None = Field(None, description="the business's hard limits for this negotiation, on top of the listing's")
 
     @model_validator(mode="after")
     def _one_source(self) -> CreateNegotiation:
-        if (self.listing is None) == (self.seed is None):
-            raise ValueError("give either 'listing' or 'seed' (with an optional 'template'), not both or neither")
-        if self.template is not None and self.seed is None:
-            raise ValueError("'template' only goes with 'seed'")
+        if sum(x is not None for x in (self.listing_id, self.listing, self.seed)) != 1:
+            raise ValueError("give exactly one of 'listing_id' (the catalogue), 'listing', or 'seed' (with an optional 'template')")
+        if (self.template is not None or self.max_rounds is not None) and self.seed is None:
+            raise ValueError("'template' and 'max_rounds' only go with 'seed'")
         return self
+
+    def resolve(self, catalogue) -> tuple[Listing, HardLimits | None]:
+        """The listing this asks for and the limits to open it with (a catalogue entry's, then these on top)."""
+        if self.listing_id is not None:
+            entry = catalogue.get(self.listing_id)
+            limits = entry.limits.merged(self.limits) if entry.limits and self.limits else (entry.limits or self.limits)
+            return entry.listing, limits
+        if self.listing is not None:
+            return self.listing, self.limits
+        return generate(self.seed, self.template, max_rounds=self.max_rounds).listing(), self.limits  # type: ignore[arg-type]
 
 
 ErrorCode = Literal[
@@ -40,3 +53,11 @@ class ErrorBody(BaseModel):
     error: ErrorCode
     message: str = Field(description="what was wrong and what to do")
     details: list[dict] | None = Field(None, description="per-field problems of an invalid request")
+
+
+class AgreementCheck(BaseModel):
+    """The answer of ``POST /v1/agreements/verify``."""
+
+    valid: bool
+    reason: str | None = Field(None, description="why it does not verify")
+    key_id: str = Field(description="the service's signing key id")

@@ -2,9 +2,9 @@
 
 from .moves import BUYER_MESSAGE_MAX_CHARS, BuyerMove, MoveConflict
 from .state import OpenedSession, SessionState
-from .store import TOKEN_PREFIX, Sessions, UnknownSession, open_checkpointer
+from .store import TOKEN_PREFIX, Sessions, UnknownSession, open_checkpointer, token_session
 
 __all__ = [
     "BUYER_MESSAGE_MAX_CHARS", "BuyerMove", "MoveConflict", "OpenedSession", "SessionState", "Sessions", "TOKEN_PREFIX",
-    "UnknownSession", "open_checkpointer",
+    "UnknownSession", "open_checkpointer", "token_session",
 ]

@@ -25,18 +25,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..actions import Accept, MakeOffer, WalkAway
+from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
 from ..domain.issues import Offer, OutcomeSpace, Value
 from ..domain.protocol import ProtocolState
-from ..errors import InvalidOffer, UsageError
+from ..errors import InvalidOffer, MoveConflict, UsageError
 
 BUYER_MESSAGE_MAX_CHARS = 2000
 # C0 control characters other than tab and newline: they break logs and terminals.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-class MoveConflict(UsageError):
-    """The move does not fit where the negotiation stands (ended, not the buyer's turn, stale)."""
 
 
 class BuyerMove(BaseModel):
@@ -101,6 +97,6 @@ def to_action(move: BuyerMove, state: ProtocolState, space: OutcomeSpace) -> Mak
         return MakeOffer(terms=dict(previous), message=message)
     terms = {**(previous or {}), **move.terms}
     try:
-        return MakeOffer(terms=space.validate_offer(terms), message=message)
+        return MakeOffer(terms=normalise_terms(space, terms), message=message)
     except InvalidOffer as e:
         raise UsageError("invalid offer: " + "; ".join(f"{k}: {v}" for k, v in e.problems.items())) from None

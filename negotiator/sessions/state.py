@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..actions import replay as replay_moves
+from ..agreements import AgreementRecord
 from ..domain.issues import Offer
 from ..domain.protocol import EndReason, ProtocolState
 from ..domain.scenario import Listing, PublicScenario, Role
@@ -35,6 +37,9 @@ class SessionState(BaseModel):
     seller_offer: Offer | None = Field(None, description="the seller's standing offer: what the buyer can accept")
     buyer_offer: Offer | None = Field(None, description="the buyer's latest offer")
     agreement: Offer | None = Field(None, description="the agreed terms, when there is a deal")
+    agreement_record: AgreementRecord | None = Field(
+        None, description="when there is a deal: the agreement signed by the service (Ed25519), what a checkout creates its cart from"
+    )
     created_at: str
     updated_at: str
 
@@ -49,15 +54,13 @@ class OpenedSession(SessionState):
 
 
 def replay(scenario: Listing, moves: list[PublicMove]) -> ProtocolState:
-    """The protocol state after ``moves`` (moves were checked when they were stored)."""
-    state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
-    for m in moves:
-        state.apply(m.party, m.action.action, m.action.terms)
-    return state
+    """The protocol state after ``moves``, each through the one turn step (``actions.play``)."""
+    return replay_moves(scenario, ((m.party, m.action) for m in moves))
 
 
 def public_state(
-    session_id: str, scenario: Listing, moves: list[PublicMove], created_at: str, updated_at: str, *, token: str | None = None
+    session_id: str, scenario: Listing, moves: list[PublicMove], created_at: str, updated_at: str, *, token: str | None = None,
+    agreement_record: AgreementRecord | None = None,
 ) -> SessionState:
     p = replay(scenario, moves)
     status: Status = "open" if not p.done else ("deal" if p.agreement is not None else "no_deal")
@@ -74,6 +77,7 @@ def public_state(
         seller_offer=p.standing.get("seller"),
         buyer_offer=p.standing.get("buyer"),
         agreement=p.agreement,
+        agreement_record=agreement_record,
         created_at=created_at,
         updated_at=updated_at,
     )

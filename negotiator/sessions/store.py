@@ -24,7 +24,14 @@ do not share anything else. One process per SQLite file; several processes need 
 Session tokens: ``open`` returns a fresh random token with the state (``state.token``),
 shown once. Only its SHA-256 is stored; ``verify_token`` tells whether a token is the one
 of a given session, so a shopper's browser can hold the token for its own negotiation
-while the business's key stays on its server.
+while the business's key stays on its server. A token names its session
+(``nst_<session id>_<secret>``, like Stripe's client secrets): the MCP and A2A faces,
+whose URLs carry no negotiation id, can tell which negotiation a token is for before
+reading a request body (``token_session``).
+
+Agreements: the move that ends a negotiation in a deal also signs an ``AgreementRecord``
+(negotiator.agreements) with the sessions' signing key and stores it with the session, so
+``state.agreement_record`` is the same record, signature and all, on every later read.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import re
 import secrets
 import weakref
 from collections.abc import AsyncIterator
@@ -43,21 +51,19 @@ from uuid import uuid4
 
 from pydantic import ValidationError
 
-from ..actions import MakeOffer
+from ..actions import play
 from ..agent.seller import DEFAULT_SELLER
+from ..agreements import AgreementRecord, SigningKey, agreement_record
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing, Scenario
-from ..errors import NegotiatorError, UsageError
+from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSession, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
-from .moves import BuyerMove, to_action
+from .moves import BuyerMove, MoveConflict, to_action
 from .state import OpenedSession, SessionState, public_state, replay
 
 TOKEN_PREFIX = "nst_"  # tells a session token from an API key at a glance (and in a leaked log)
-
-
-class UnknownSession(UsageError):
-    """No session has this id (never opened, or opened in another store)."""
+_SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
 class _Channels(TypedDict, total=False):
@@ -66,6 +72,8 @@ class _Channels(TypedDict, total=False):
     moves: list[dict[str, Any]]  # PublicMove, both sides, in order
     seller_turns: list[dict[str, Any]]  # TurnRecord of each seller move: guard, usage, raw output
     token_sha256: str  # the session token's hash; the token itself is never stored
+    agreement_record: dict[str, Any] | None  # the signed AgreementRecord of a deal
+    annotations: dict[str, Any]  # what a protocol face keeps with the session (the A2A task record)
     created_at: str
     updated_at: str
 
@@ -116,7 +124,8 @@ def _now() -> str:
 class Sessions:
     """Open negotiations, apply buyer moves, read state; persisted by a LangGraph checkpointer."""
 
-    def __init__(self, seller: Party | str = DEFAULT_SELLER, checkpointer: Any = None, *, tracer=None):
+    def __init__(self, seller: Party | str = DEFAULT_SELLER, checkpointer: Any = None, *, tracer=None,
+                 signing_key: SigningKey | None = None):
         if checkpointer is None:
             raise UsageError(
                 "Sessions needs a LangGraph checkpointer; use `async with Sessions.connect(seller, 'negotiations.sqlite')` "
@@ -131,20 +140,24 @@ class Sessions:
             raise UsageError("Sessions(seller=...): that party plays the buyer")
         self.seller = seller
         self.tracer = tracer or get_tracer()
+        # Signs the agreement record of every deal. Without one given, a fresh key per process:
+        # its records verify with ``sessions.signing_key.verify_key`` until the process ends.
+        self.signing_key = signing_key or SigningKey.generate()
         self._graph = _session_graph(checkpointer)
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._scenarios: dict[str, Listing] = {}  # parsed once per session; scenarios never change
 
     @classmethod
     @asynccontextmanager
-    async def connect(cls, seller: Party | str = DEFAULT_SELLER, store: str | Path = "negotiations.sqlite", *, tracer=None) -> AsyncIterator[Sessions]:
+    async def connect(cls, seller: Party | str = DEFAULT_SELLER, store: str | Path = "negotiations.sqlite", *, tracer=None,
+                      signing_key: SigningKey | None = None) -> AsyncIterator[Sessions]:
         """Sessions backed by ``store`` (SQLite file or ``postgresql://`` URL), closed on exit.
 
         A seller given as a spec string is built here and closed on exit; a party you pass in
         stays yours to close.
         """
         async with open_checkpointer(store) as saver:
-            sessions = cls(seller, saver, tracer=tracer)
+            sessions = cls(seller, saver, tracer=tracer, signing_key=signing_key)
             try:
                 yield sessions
             finally:
@@ -153,14 +166,22 @@ class Sessions:
 
     # --- the embedding API ------------------------------------------------------------
 
-    async def open(self, scenario: Listing | dict, limits: HardLimits | dict | None = None) -> OpenedSession:
+    async def open(self, scenario: Listing | dict, limits: HardLimits | dict | None = None, *, session_id: str | None = None) -> OpenedSession:
         """Start a negotiation for a listing. When the seller opens, its first offer is made now.
 
         The answer carries the session's token (``.token``), which is not shown again: hand
         it to the shopper's page; :meth:`verify_token` checks it on later requests.
+        ``session_id`` (32 hex digits, unused) lets a protocol face give the negotiation the
+        id its own protocol already chose (an A2A task id); by default a fresh one.
         """
         scenario, limits = _checked(scenario, limits)
-        sid, now, token = uuid4().hex, _now(), TOKEN_PREFIX + secrets.token_urlsafe(32)
+        if session_id is not None:
+            if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
+                raise UsageError(f"session_id must be 32 lower-case hex digits, not {session_id!r}")
+            if await self._exists(session_id):
+                raise MoveConflict(f"a negotiation with id {session_id} already exists")
+        sid, now = session_id or uuid4().hex, _now()
+        token = f"{TOKEN_PREFIX}{sid}_{secrets.token_urlsafe(32)}"
         with self.tracer.start_as_current_span("negotiation.session") as span:
             span.set_attribute("negotiator.session.id", sid)
             span.set_attribute("negotiator.session.operation", "open")
@@ -169,7 +190,7 @@ class Sessions:
             seller_turns: list[TurnRecord] = []
             state = replay(scenario, moves)
             if state.to_move == "seller":
-                seller_turns.append(await self._seller_turn(scenario, limits, moves, state))
+                seller_turns.append(await self._seller_turn(scenario, limits, moves, state, sid))
             await self._commit(
                 sid,
                 {
@@ -210,26 +231,30 @@ class Sessions:
                 buyer = TurnRecord(index=state.turn, party="buyer", action=action)
                 with self.tracer.start_as_current_span("negotiation.turn") as tspan:
                     record_turn(tspan, buyer)
-                state.apply("buyer", action.action, action.terms)
+                action = play(state, scenario.space, "buyer", action)
                 moves.append(PublicMove(party="buyer", action=action))
                 if not state.done:
-                    turn = await self._seller_turn(scenario, limits, moves, state)
+                    turn = await self._seller_turn(scenario, limits, moves, state, session_id)
                     seller_turns.append(turn.model_dump(mode="json"))
                 if state.done:
                     span.set_attribute("negotiator.ended_by", state.ended_by or "")
                     span.set_attribute("negotiator.deal", state.agreement is not None)
                 now = _now()
-                await self._commit(
-                    session_id,
-                    {"moves": [m.model_dump(mode="json") for m in moves], "seller_turns": seller_turns, "updated_at": now},
-                )
-        return public_state(session_id, scenario, moves, values["created_at"], now)
+                update: _Channels = {"moves": [m.model_dump(mode="json") for m in moves], "seller_turns": seller_turns, "updated_at": now}
+                record = None
+                if state.agreement is not None:
+                    record = agreement_record(scenario, session_id, state.agreement, now, self.signing_key)
+                    update["agreement_record"] = record.model_dump(mode="json")
+                await self._commit(session_id, update)
+        return public_state(session_id, scenario, moves, values["created_at"], now, agreement_record=record)
 
     async def get(self, session_id: str) -> SessionState:
         """The session's public state and transcript."""
         values = await self._load(session_id)
         moves = [PublicMove.model_validate(m) for m in values["moves"]]
-        return public_state(session_id, self._scenario(session_id, values), moves, values["created_at"], values["updated_at"])
+        record = values.get("agreement_record")
+        return public_state(session_id, self._scenario(session_id, values), moves, values["created_at"], values["updated_at"],
+                            agreement_record=AgreementRecord.model_validate(record) if record else None)
 
     async def verify_token(self, session_id: str, token: str) -> bool:
         """Whether ``token`` is the token ``open`` returned for this session (constant time)."""
@@ -242,6 +267,16 @@ class Sessions:
         stored = values.get("token_sha256")  # sessions opened before tokens existed have none
         return bool(stored) and hmac.compare_digest(stored, _digest(token))
 
+    async def annotation(self, session_id: str, key: str) -> Any:
+        """What a protocol face stored with the session under ``key`` (None if nothing)."""
+        return (await self._load(session_id)).get("annotations", {}).get(key)
+
+    async def annotate(self, session_id: str, key: str, value: Any) -> None:
+        """Store JSON data with the session (durably, like a move); for protocol faces."""
+        async with self._locks.setdefault(session_id, asyncio.Lock()):
+            values = await self._load(session_id)
+            await self._commit(session_id, {"annotations": {**values.get("annotations", {}), key: value}})
+
     async def seller_turns(self, session_id: str) -> list[TurnRecord]:
         """The seller's turn records: guard interventions, retries, tokens. Private: for the business only."""
         values = await self._load(session_id)
@@ -249,20 +284,25 @@ class Sessions:
 
     # --- internals --------------------------------------------------------------------
 
-    async def _seller_turn(self, scenario: Listing, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState) -> TurnRecord:
-        view = PartyView.of(scenario, "seller", moves, limits)
+    async def _seller_turn(
+        self, scenario: Listing, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState, session_id: str,
+    ) -> TurnRecord:
+        view = PartyView.of(scenario, "seller", moves, limits, negotiation_id=session_id)
         with self.tracer.start_as_current_span("negotiation.turn") as span:
             turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
-            problem = state.check("seller", turn.action.action)
-            if problem is None and isinstance(turn.action, MakeOffer):
-                problem = "; ".join(f"{k}: {v}" for k, v in scenario.space.problems(turn.action.terms).items()) or None
-            if problem:  # a bug in the seller party, never the buyer's doing
-                raise NegotiatorError(f"the seller produced an action the protocol forbids: {problem}")
-            turn.index, turn.party = state.turn, "seller"
+            index = state.turn
+            try:
+                turn.action = play(state, scenario.space, "seller", turn.action)
+            except (ProtocolError, InvalidOffer) as e:  # a bug in the seller party, never the buyer's doing
+                raise NegotiatorError(f"the seller produced an action the protocol forbids: {e}") from None
+            turn.index, turn.party = index, "seller"
             record_turn(span, turn)
-        state.apply("seller", turn.action.action, turn.action.terms)
         moves.append(PublicMove(party="seller", action=turn.action))
         return turn
+
+    async def _exists(self, session_id: str) -> bool:
+        snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
+        return bool(snapshot.values.get("scenario"))
 
     async def _load(self, session_id: str) -> _Channels:
         if not isinstance(session_id, str) or not session_id:
@@ -283,6 +323,14 @@ class Sessions:
                 self._scenarios.clear()
             scenario = self._scenarios[session_id] = Listing.model_validate(values["scenario"])
         return scenario
+
+
+def token_session(token: str) -> str | None:
+    """The session id a session token names (``nst_<id>_<secret>``); None for anything else."""
+    if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX):
+        return None
+    sid, sep, secret = token[len(TOKEN_PREFIX):].partition("_")
+    return sid if sep and secret and _SESSION_ID.match(sid) else None
 
 
 def _digest(token: str) -> str:

@@ -17,14 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from .situation import Situation
+from .situation import Situation, progress  # noqa: F401  (progress: read from here too)
 
 BOULWARE_E, LINEAR_E, CONCEDER_E = 0.2, 1.0, 3.0
-
-
-def progress(turn: int, max_turns: int) -> float:
-    """Share of the deadline used at move ``turn`` (0-based): 0 at the first move, 1 at the last."""
-    return min(1.0, max(0.0, turn / max(1, max_turns - 1)))
 
 
 def target_utility(t: float, floor: float, exponent: float, aspiration: float = 1.0) -> float:

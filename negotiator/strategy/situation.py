@@ -29,8 +29,6 @@ class Situation:
     @property
     def progress(self) -> float:
         """0 at the negotiation's first move, 1 at its very last (the deadline convention)."""
-        from .schedule import progress
-
         return progress(self.turn, self.max_turns)
 
     @cached_property
@@ -50,3 +48,8 @@ class Situation:
 
     def utility(self, offer: Offer) -> float:
         return self.preferences.utility(offer)
+
+
+def progress(turn: int, max_turns: int) -> float:
+    """Share of the deadline used at move ``turn`` (0-based): 0 at the first move, 1 at the last."""
+    return min(1.0, max(0.0, turn / max(1, max_turns - 1)))

@@ -14,7 +14,6 @@ import asyncio
 from ...errors import ProviderError, UsageError
 from ..base import ModelRequest, ModelResponse
 from ..litellm_model import LiteLLMModel
-from ..resolve import _coerce
 from .prepare import RECIPES, home, list_models
 from .servers import LocalServer, check_extra, local_servers, resolve_target, running_servers, server_for, stop_all
 
@@ -74,12 +73,12 @@ def _alive(client: LiteLLMModel) -> bool:
 
 def local_model(spec: str, params: dict | None = None) -> LocalModel:
     """The chat model of a ``local/NAME`` spec (``NAME``: a prepared model or a folder path)."""
-    from ..specs import parse_spec
+    from ..specs import coerce_param, parse_spec
 
     s = parse_spec(spec)
     if s.kind != "local":
         raise UsageError(f"{spec!r} is not a local/ spec")
-    return LocalModel(s.raw, s.name, params if params is not None else {k: _coerce(v) for k, v in s.params.items()})
+    return LocalModel(s.raw, s.name, params if params is not None else {k: coerce_param(v) for k, v in s.params.items()})
 
 
 __all__ = [

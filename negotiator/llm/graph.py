@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from ..actions import ActionParseError, MakeOffer, action_json_schema, parse_text_action, parse_tool_call, tool_definitions
+from ..actions import ActionParseError, action_json_schema, parse_text_action, parse_tool_call, tool_definitions
 from ..errors import ProviderError
 from ..models.base import ChatModel, ModelRequest, ModelResponse
 from ..models.seeds import turn_seed
@@ -193,8 +192,6 @@ def _parse(response: ModelResponse, view: PartyView) -> AnyAction:
         action = parse_text_action(response.text or "", view.space)
     if action.action == "accept" and view.standing_offer is None:
         raise ActionParseError("There is no offer from the other side to accept yet; make an offer instead.")
-    if isinstance(action, MakeOffer) and len(action.message) > 4000:
-        raise ActionParseError("Keep the message short.")
     return action
 
 
@@ -233,7 +230,3 @@ async def _complete_with_retries(cfg: TurnConfig, request: ModelRequest, rng: ra
             raise err
         await asyncio.sleep(policy.delay(attempt, rng))
     raise AssertionError("unreachable")
-
-
-def now() -> float:
-    return time.perf_counter()

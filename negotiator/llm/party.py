@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Literal
 
 from ..domain.scenario import HardLimits, Role
@@ -48,12 +49,15 @@ class LLMParty:
         spec: str | None = None,
         strategy: Strategy | None = None,
         seed: int | None = None,
+        wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
         if mode not in ("auto", "json", "tools"):
             raise UsageError(f"mode must be auto, json or tools, not {mode!r}")
         if max_retries < 0:
             raise UsageError("max_retries must be >= 0")
         self.model = resolve_model(model, base_url=base_url, api_key=api_key)
+        if wrap_model is not None:  # a seam for the caller's own layer around every call (evals' rate limits)
+            self.model = wrap_model(self.model)
         self.role: Role = role
         self.spec = spec or self.model.spec
         self.family = self.model.family
@@ -94,6 +98,10 @@ class LLMParty:
                 raise UsageError(f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
                                  f"are {', '.join(view.space.names)}") from None
             view = view.model_copy(update={"limits": view.limits.merged(self.limits)})
+        return await self._turn(view)
+
+    async def _turn(self, view: PartyView) -> TurnRecord:
+        """One turn on a view whose limits already include this party's own."""
         t0 = time.perf_counter()
         state = await self._graph.ainvoke({"view": view}, self._run_config)
         return TurnRecord(

@@ -34,7 +34,7 @@ RETRY_TEMPLATE = "Your reply could not be used: {feedback} Reply again with one 
 # one line per issue with the options best-first, the worth of every offer to you, a worked
 # example exchange in this very outcome space, and short turn messages. Version 3 adds the
 # assisted mode: with a strategy, each turn message ends with the strategy's options and
-# the model answers with a choice (negotiator.agent.assist).
+# the model answers with a choice (negotiator.llm.assist).
 
 
 def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:

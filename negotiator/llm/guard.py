@@ -13,7 +13,7 @@ and never states its private numbers. The guard is deterministic code, not a pro
 * an accept of terms that cross a limit becomes the strategy's counter-offer;
 * a message that states a private number (a floor, a cap, the walk-away value, an issue
   weight), in digits, words or a plain disguise, has the offending sentences removed, or
-  is replaced when nothing is left (``negotiator.agent.secrecy`` says what it catches);
+  is replaced when nothing is left (``negotiator.llm.secrecy`` says what it catches);
 * a message that states a value the terms do not hold is corrected (``message_corrected``,
   see ``consistency``).
 
@@ -117,7 +117,7 @@ class Guard:
         return self.secrecy.leaks(sentence, terms)
 
     def redact(self, message: str, terms: dict | None) -> str:
-        """``message`` without the sentences that state a secret (see ``negotiator.agent.secrecy``)."""
+        """``message`` without the sentences that state a secret (see ``negotiator.llm.secrecy``)."""
         return self.secrecy.redact(message, terms)
 
 

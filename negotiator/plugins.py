@@ -1,0 +1,141 @@
+"""Parties from outside the package: ``module:factory`` specs and the ``negotiator.parties`` entry points.
+
+A plugin party is built by a *factory*, any callable that returns an object with an
+``act(view)`` method (async or not) returning a ``TurnRecord`` or a bare action. The factory
+is called with keyword arguments only: ``role`` ("seller" or "buyer"), ``seed`` (the
+negotiation's seed) and the spec's ``?key=value`` parameters, as strings. It is called once
+per negotiation, so a party may keep per-negotiation state (``view.negotiation_id`` names it).
+
+Two ways to name a factory in a spec:
+
+* ``pkg.module:factory`` (the current directory is importable, as with ``uvicorn main:app``);
+* a name an installed distribution registers in the entry-point group ``negotiator.parties``::
+
+      [project.entry-points."negotiator.parties"]
+      "mylib/aspiration" = "mylib.parties:aspiration"
+
+  and then ``--buyer mylib/aspiration``. A registered name takes precedence over reading the
+  spec as a LiteLLM model; ``rule/``, ``scripted/``, ``local/`` and the protocol specs cannot be
+  registered over.
+
+The runtime wraps what the factory returns in a ``PluginParty``: its ``spec`` is the spec
+string (what episodes, ids and reports name), ``aclose`` and ``on_end`` are optional, and a
+return value that is neither a ``TurnRecord`` nor an action ends the negotiation as an error
+episode that says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from .actions import Accept, MakeOffer, WalkAway
+from .errors import UsageError
+
+ENTRY_POINT_GROUP = "negotiator.parties"
+# pkg.module:factory (dotted attribute allowed: pkg.module:Class.build); no '/' so a LiteLLM model never reads as one.
+FACTORY_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+_RESERVED_PREFIXES = ("rule/", "scripted/", "local/", "mcp+", "a2a+")  # and the name "human"
+
+
+@functools.cache
+def registered() -> dict[str, Any]:
+    """Party names registered by installed distributions: name -> entry point (read once per process)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
+            if ep.name != "human" and not ep.name.startswith(_RESERVED_PREFIXES)}
+
+
+def is_plugin_name(base: str) -> bool:
+    """Whether a spec (without its ``?`` parameters) names a plugin party."""
+    return bool(FACTORY_PATH.match(base)) or base in registered()
+
+
+def load_factory(name: str) -> Callable[..., Any]:
+    """The factory a plugin spec names; a UsageError that says what is wrong when it cannot be loaded."""
+    ep = registered().get(name)
+    target = ep.value if ep is not None else name
+    where = f"entry point {name!r} ({target}, group {ENTRY_POINT_GROUP})" if ep is not None else repr(name)
+    module_name, _, attr = target.partition(":")
+    if ep is None and os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())  # module:factory from the current directory, as `python -m` would find it
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except Exception as e:  # ImportError, or the module itself failing on import
+        raise UsageError(f"party {where}: cannot import {module_name} ({type(e).__name__}: {e}); "
+                         "is it installed, or in the current directory?") from None
+    for part in attr.split(".") if attr else []:
+        if not hasattr(obj, part):
+            raise UsageError(f"party {where}: {module_name} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise UsageError(f"party {where}: {target} is a {type(obj).__name__}, not a callable that returns a party")
+    return obj
+
+
+def make_plugin_party(spec: str, name: str, params: dict[str, str], role: str, seed: int = 0) -> PluginParty:
+    """Call the factory of ``name`` and wrap the party it returns."""
+    factory = load_factory(name)
+    try:
+        inner = factory(role=role, seed=seed, **params)
+    except UsageError:
+        raise
+    except TypeError as e:
+        raise UsageError(f"party {spec}: its factory does not take (role=..., seed=..., {', '.join(f'{k}=...' for k in params)}) "
+                         f"as keyword arguments ({e})") from None
+    except Exception as e:
+        raise UsageError(f"party {spec}: its factory raised {type(e).__name__}: {e}") from None
+    if not callable(getattr(inner, "act", None)):
+        raise UsageError(f"party {spec}: its factory returned {type(inner).__name__}, which has no act(view) method; "
+                         "return an object with act(view) -> TurnRecord (see docs/plugins.md)")
+    inner_role = getattr(inner, "role", role)
+    if inner_role != role:
+        raise UsageError(f"party {spec}: asked for a {role}, its factory returned a {inner_role}")
+    return PluginParty(inner, spec, role)  # type: ignore[arg-type]
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class PluginParty:
+    """A party from a plugin factory, as the runtime plays it."""
+
+    def __init__(self, inner: Any, spec: str, role: str):
+        self.inner, self.spec, self.role = inner, spec, role
+        self.family = getattr(inner, "family", None) or "plugin"
+
+    @property
+    def config(self):  # an LLM-backed plugin's model config, for the runner's rate limiter
+        return getattr(self.inner, "config", None)
+
+    async def act(self, view):
+        from .party import TurnRecord
+
+        result = await _maybe_await(self.inner.act(view))
+        if isinstance(result, (MakeOffer, Accept, WalkAway)):
+            return TurnRecord(action=result)
+        if not isinstance(result, TurnRecord):
+            raise TypeError(f"{self.spec}: act() returned {type(result).__name__}; return a TurnRecord or an action "
+                            "(MakeOffer, Accept, WalkAway)")
+        return result
+
+    async def on_end(self, outcome) -> None:
+        hook = getattr(self.inner, "on_end", None)
+        if hook is not None:
+            await _maybe_await(hook(outcome))
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None) or getattr(self.inner, "close", None)
+        if close is not None:
+            await _maybe_await(close())
+
+
+__all__ = ["ENTRY_POINT_GROUP", "FACTORY_PATH", "PluginParty", "is_plugin_name", "load_factory", "make_plugin_party", "registered"]

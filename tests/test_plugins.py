@@ -1,0 +1,254 @@
+"""Bring your own opponent: a party from a separate, pip-installed package, found through the
+``negotiator.parties`` entry points and as ``module:factory``, runs through `negotiator eval`
+(pre-flight, the episode log, --resume, on_end) and `negotiator report`; docs/plugins.md's
+example runs as written; the OutcomeSpace helpers a party offers with."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evals.runner import check_spec
+from negotiator import UsageError
+from negotiator.sim import InvalidOffer, generate, make_party, read_episodes, run_negotiation
+from negotiator.models.specs import parse_spec
+from negotiator.plugins import registered
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN_SRC = Path(__file__).resolve().parent / "plugins"
+
+
+@pytest.fixture(scope="module")
+def plugin_dir(tmp_path_factory) -> Path:
+    """tests/plugins installed by pip into a folder of its own (its .dist-info carries the entry points)."""
+    target = tmp_path_factory.mktemp("site")
+    build = tmp_path_factory.mktemp("build")
+    source = shutil.copytree(PLUGIN_SRC, build / "src", ignore=shutil.ignore_patterns("build", "*.egg-info"))  # setuptools writes beside it
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(target), str(source)],
+        capture_output=True, text=True, timeout=300, cwd=build, env={**os.environ, "PIP_NO_CACHE_DIR": "1"},
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert list(target.glob("aspiration_parties-*.dist-info/entry_points.txt"))
+    return target
+
+
+@pytest.fixture
+def on_path(plugin_dir, monkeypatch):
+    monkeypatch.syspath_prepend(str(plugin_dir))
+    registered.cache_clear()
+    yield plugin_dir
+    sys.modules.pop("aspiration_parties", None)
+    registered.cache_clear()
+
+
+def env_with(plugin_dir: Path, **extra) -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), str(ROOT)]), **extra}
+
+
+def test_registered_names_come_from_the_installed_distributions_entry_points(on_path):
+    eps = registered()
+    assert {"aspiration/buyer", "aspiration/fixed-seller"} <= eps.keys()
+    assert eps["aspiration/buyer"].dist.name == "aspiration-parties"
+    assert parse_spec("aspiration/buyer?exponent=3").kind == "plugin"
+    assert parse_spec("aspiration_parties:buyer").kind == "plugin"
+    assert parse_spec("openai/gpt-4o-mini").kind == "litellm"  # a model is still a model
+    registered.cache_clear()
+    sys.path.remove(str(on_path))
+    assert parse_spec("aspiration/buyer").kind == "litellm"  # not installed: the name is not registered
+
+
+@pytest.mark.parametrize(
+    ("spec", "role", "says"),
+    [
+        ("no_such_module_xyz:make", "buyer", "cannot import no_such_module_xyz (ModuleNotFoundError"),
+        ("aspiration_parties:missing", "buyer", "aspiration_parties has no attribute 'missing'"),
+        ("aspiration/buyer", "seller", "its factory raised ValueError: aspiration/buyer plays the buyer"),
+        ("aspiration/buyer?colour=red", "buyer", "its factory does not take (role=..., seed=..., colour=...)"),
+        ("json:loads", "buyer", "its factory does not take"),
+        ("os:getcwd", "buyer", "its factory does not take"),
+        ("aspiration/buyerr", "buyer", "'aspiration' is not a LiteLLM provider, and no installed package registers 'aspiration/buyerr'"),
+    ],
+)
+def test_a_broken_plugin_fails_before_any_negotiation_with_a_message_that_says_what(on_path, spec, role, says):
+    with pytest.raises(UsageError) as e:
+        check_spec(spec, role)
+    assert says in str(e.value)
+
+
+def test_an_unknown_registered_name_lists_the_installed_ones(on_path):
+    with pytest.raises(UsageError, match=r"entry points negotiator\.parties: aspiration/buyer, aspiration/fixed-seller"):
+        check_spec("aspiration/typo", "buyer")
+
+
+async def test_on_end_gets_the_outcome_and_the_view_names_the_negotiation(on_path, tmp_path, monkeypatch):
+    log = tmp_path / "ends.jsonl"
+    monkeypatch.setenv("ASPIRATION_LOG", str(log))
+    scenario = generate(3, "furniture")
+    buyer, seller = make_party("aspiration/buyer", "buyer"), make_party("aspiration_parties:fixed_seller?floor=0.55", "seller")
+    assert buyer.spec == "aspiration/buyer" and buyer.family == "aspiration"
+    ep = await run_negotiation(seller, buyer, scenario, episode_id_="neg-1")
+    assert ep.error is None and ep.seller.spec == "aspiration_parties:fixed_seller?floor=0.55"
+    ends = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted(e["role"] for e in ends) == ["buyer", "seller"]
+    assert all(e["negotiation_id"] == "neg-1" and e["deal"] == ep.outcome.deal and e["ended_by"] == ep.outcome.ended_by for e in ends)
+
+
+async def test_a_failing_on_end_is_kept_on_the_episode_and_a_bad_act_is_an_error_episode():
+    from negotiator import Accept
+
+    class Grumpy:
+        def __init__(self, bad_act: bool):
+            self.spec, self.family, self.role, self.bad_act = "grumpy", "x", "buyer", bad_act
+
+        async def act(self, view):
+            if self.bad_act:
+                return "accept"
+            from negotiator import MakeOffer
+
+            return MakeOffer(terms=view.space.grid(2)[0]) if view.standing_offer is None else Accept()
+
+        def on_end(self, outcome):
+            raise RuntimeError("books closed")
+
+        async def aclose(self):
+            pass
+
+    from negotiator.plugins import PluginParty
+
+    scenario = generate(1, "furniture")
+    ep = await run_negotiation(make_party("rule/boulware", "seller"), PluginParty(Grumpy(False), "grumpy", "buyer"), scenario)
+    assert ep.error is None and ep.outcome.ended_by in ("accept", "deadline", "walk_away")
+    assert ep.labels["on_end_error"] == {"buyer": "RuntimeError: books closed"}
+    bad = await run_negotiation(make_party("rule/boulware", "seller"), PluginParty(Grumpy(True), "grumpy", "buyer"), scenario)
+    assert bad.outcome.ended_by == "error" and "act() returned str; return a TurnRecord or an action" in bad.error.message
+
+
+def cli(plugin_dir: Path, *args: str, cwd: Path, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, timeout=600,
+                          cwd=cwd, env=env_with(plugin_dir, **env))
+
+
+def test_plugin_parties_run_through_eval_resume_and_report(plugin_dir, tmp_path):
+    """An entry-point buyer against a module:factory seller: 6 negotiations logged; two lost
+    lines are played again by --resume to the very same outcomes; the report reads the run."""
+    out, ends = tmp_path / "run", tmp_path / "ends.jsonl"
+    args = ("eval", "--suite", "quick", "--buyer", "aspiration/buyer", "--seller", "aspiration_parties:fixed_seller?floor=0.55",
+            "--out", str(out), "--quiet")
+    r = cli(plugin_dir, *args, cwd=tmp_path, ASPIRATION_LOG=str(ends))
+    assert r.returncode == 0, r.stdout + r.stderr
+    first = {e.episode_id: e for e in read_episodes(out / "episodes.jsonl")}
+    assert len(first) == 6 and all(e.error is None for e in first.values())
+    assert {e.buyer.spec for e in first.values()} == {"aspiration/buyer"}
+    assert {e.outcome.ended_by for e in first.values()} <= {"accept", "walk_away", "deadline"}
+    ended = [json.loads(line) for line in ends.read_text().splitlines()]
+    assert sorted(e["negotiation_id"] for e in ended if e["role"] == "buyer") == sorted(first)  # on_end once per negotiation
+
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    (out / "episodes.jsonl").write_text("\n".join(lines[:4]) + "\n")  # a crash lost the last two
+    r = cli(plugin_dir, "eval", "--resume", str(out), "--quiet", cwd=tmp_path, ASPIRATION_LOG=str(ends))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 of 6 negotiations already done" in r.stdout
+    again = {e.episode_id: e for e in read_episodes(out / "episodes.jsonl")}
+    assert again.keys() == first.keys()
+    for eid, ep in again.items():
+        assert ep.outcome == first[eid].outcome and [t.action for t in ep.turns] == [t.action for t in first[eid].turns]
+
+    r = cli(plugin_dir, "report", str(out), cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "6" in r.stdout and "aspiration_parties:fixed_seller" in r.stdout.replace("\n", "")
+
+
+def test_an_unknown_party_name_is_a_usage_error_from_the_cli(plugin_dir, tmp_path):
+    r = cli(plugin_dir, "eval", "--suite", "quick", "--buyer", "aspiration/buyerr", "--seller", "rule/boulware", "--out",
+            str(tmp_path / "x"), "--quiet", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "no installed package registers 'aspiration/buyerr'" in re.sub(r"\s+", " ", r.stdout + r.stderr)
+    assert not (tmp_path / "x" / "episodes.jsonl").exists()
+
+
+# --- docs/plugins.md ------------------------------------------------------------------
+
+
+def test_the_write_your_own_buyer_example_runs_as_written(tmp_path):
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    python = re.findall(r"```python\n(.*?)```", text, re.S)
+    bash = re.findall(r"```bash\n(.*?)```", text, re.S)
+    (tmp_path / "my_buyer.py").write_text(python[0])
+    negotiator = str(Path(sys.executable).parent / "negotiator")
+    for line in bash[0].strip().splitlines():
+        args = line.split()
+        assert args[0] == "negotiator"
+        r = subprocess.run([negotiator, *args[1:]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert r.returncode == 0, line + "\n" + r.stdout + r.stderr
+    episodes = read_episodes(tmp_path / "runs" / "my-buyer" / "episodes.jsonl")
+    assert len(episodes) == 6 and all(e.error is None and e.buyer.spec == "my_buyer:LinearBuyer" for e in episodes)
+    ends = [json.loads(line) for line in (tmp_path / "my_buyer_outcomes.jsonl").read_text().splitlines()]
+    assert sorted(e["negotiation"] for e in ends) == sorted(e.episode_id for e in episodes)
+    assert [e["deal"] for e in sorted(ends, key=lambda e: e["negotiation"])] == [
+        e.outcome.deal for e in sorted(episodes, key=lambda e: e.episode_id)]
+
+    shown = subprocess.run([sys.executable, "-c", python[1]], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[:7] == [
+        "['price', 'warranty_months', 'inspection', 'financing']", "[0, 3, 6, 12]", "353", "[17550, 17600, 17650]",
+        "20000", "12", "cash"]  # what the comments in the example say
+
+
+# --- OutcomeSpace helpers ---------------------------------------------------------------
+
+
+def test_outcome_space_lists_an_issues_values_and_normalises_onto_them():
+    space = generate(0, "used_car").public().space
+    price = space.issue("price")
+    grid = space.values("price")
+    assert len(grid) == price.size == int((price.high - price.low) / price.step) + 1
+    assert grid[0] == price.low and grid[-1] == price.high and all(b - a == price.step for a, b in zip(grid, grid[1:]))
+    assert space.values("warranty_months") == [0, 3, 6, 12]
+    assert space.normalise("price", "20,010") == 20000
+    assert space.normalise("price", -5) == price.low and space.normalise("price", 1e12) == price.high
+    assert space.normalise("warranty_months", 11) == 12 and space.normalise("warranty_months", "6") == 6
+    assert space.normalise("inspection", " Safety_Check ") == "safety_check"
+    for bad in (float("nan"), float("inf"), "cheap", True):
+        with pytest.raises(InvalidOffer, match="price: must be a number"):
+            space.normalise("price", bad)
+    with pytest.raises(InvalidOffer, match=r"financing: 'lease' is not an allowed option; choose one of 'cash', 'dealer_financing'"):
+        space.normalise("financing", "lease")
+    with pytest.raises(InvalidOffer, match="colour: unknown issue"):
+        space.values("colour")
+    terms = space.normalise_offer({"financing": "CASH", "price": 20024.9, "warranty_months": 3.0, "inspection": "as_is"})
+    assert terms == {"price": 20000, "warranty_months": 3, "inspection": "as_is", "financing": "cash"}
+    assert space.problems(terms) == {} and list(terms) == space.names
+    with pytest.raises(InvalidOffer) as e:
+        space.normalise_offer({"price": 1, "colour": "red"})
+    assert set(e.value.problems) == {"colour", "warranty_months", "inspection", "financing"}
+
+
+async def test_a_plugin_seller_in_the_session_service_sees_the_session_id(on_path):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from negotiator import BuyerMove, Sessions
+
+    seen: list[str] = []
+    seller = make_party("aspiration_parties:fixed_seller", "seller")
+    act = seller.inner.act
+
+    async def spy(view):
+        seen.append(view.negotiation_id)
+        return await act(view)
+
+    seller.inner.act = spy
+    sessions = Sessions(seller, InMemorySaver())
+    scenario = generate(2, "furniture")
+    opened = await sessions.open(scenario.listing())
+    await sessions.move(opened.id, BuyerMove.offer(scenario.space.grid(2)[0], "a first offer"))
+    assert seen and set(seen) == {opened.id}
