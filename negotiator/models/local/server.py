@@ -106,6 +106,7 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
                 "prompt_tokens": result.prompt_tokens,
                 "completion_tokens": result.completion_tokens,
                 "total_tokens": result.prompt_tokens + result.completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": result.cached_tokens},  # OpenAI's field: read from the prefix cache
             },
         }
 
@@ -172,6 +173,7 @@ def serve(
     dtype: str = "auto",
     threads: int | None = None,
     base: Path | None = None,
+    prefix_cache_tokens: int = 32_768,
     on_ready=None,
 ) -> None:
     """Load ``folder`` and serve it until SIGINT/SIGTERM (or until the parent is gone)."""
@@ -183,10 +185,12 @@ def serve(
     if threads:
         torch.set_num_threads(threads)
     from .decoding.decoder import Decoder
+    from .decoding.prefixes import PrefixCache
     from .engine import BatchingEngine, load_model
 
     model, tok, weights = load_model(folder, dtype, base)
-    engine = BatchingEngine(Decoder(model, tok), max_batch=max_batch)
+    prefixes = PrefixCache(max_tokens=prefix_cache_tokens) if prefix_cache_tokens > 0 else None
+    engine = BatchingEngine(Decoder(model, tok, prefixes), max_batch=max_batch)
     app = create_app(engine, name, sampling_defaults(weights))
     if fd is not None:
         sock = socket.socket(fileno=fd)
@@ -233,11 +237,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dtype", default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--base", type=Path, help="base model folder of a LoRA adapter (default: as its adapter_config.json says)")
+    p.add_argument("--prefix-cache-tokens", type=int, default=int(os.environ.get("NEGOTIATOR_PREFIX_CACHE_TOKENS", 32_768)),
+                   help="keys and values of earlier chats kept for their next turn, in tokens (0: off; "
+                        "default: $NEGOTIATOR_PREFIX_CACHE_TOKENS or 32768)")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # until uvicorn installs its own handlers
     serve(a.folder, name=a.name or a.folder.name, host=a.host, port=a.port, fd=a.fd, parent_pid=a.parent_pid,
           max_batch=a.max_batch, dtype=a.dtype, threads=a.threads, base=a.base,
+          prefix_cache_tokens=a.prefix_cache_tokens,
           on_ready=lambda h, pt: print(f"serving {a.folder} on http://{h}:{pt}/v1", file=sys.stderr, flush=True))
     os._exit(0)  # do not wait on the engine thread
 

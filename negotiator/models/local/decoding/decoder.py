@@ -7,7 +7,9 @@ One forward pass per step for every live row of the batch. Two things make it fa
   braces of the JSON: about two thirds of a make_offer answer), those tokens are appended
   without decoding them one by one; the next pass reads them at once, right-aligned with
   the other rows' new tokens;
-* a row leaves the batch the moment it stops.
+* a row leaves the batch the moment it stops;
+* with a :class:`~.prefixes.PrefixCache` (the server's), a request that continues an
+  earlier chat reads only what is new since that chat's last turn.
 
 Each row attends over its own keys only (:mod:`.attention`), so a seeded request writes the
 same tokens alone or in any batch.
@@ -22,6 +24,7 @@ import torch
 from .attention import Pass, RowKV, padded_rows, row_attention
 from .grammar import Grammars, RowGrammars
 from .interface import Decoded, Request
+from .prefixes import PrefixCache
 from .sampling import RowSampling
 from .tokens import chat_ids, stop_ids
 
@@ -29,8 +32,9 @@ from .tokens import chat_ids, stop_ids
 class Decoder:
     """An :class:`~.interface.Engine` on a transformers causal LM (plain, or wrapped by peft)."""
 
-    def __init__(self, model, tokenizer):
+    def __init__(self, model, tokenizer, prefix_cache: PrefixCache | None = None):
         self.model, self.tokenizer = model, tokenizer
+        self.prefix_cache = prefix_cache  # None: every prompt is read in full (training: the weights change)
         self.stop_ids = stop_ids(model, tokenizer)
         self._stops = set(self.stop_ids)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_ids[0]
@@ -54,6 +58,7 @@ class Decoder:
         finish = ["length"] * n
         live = list(range(n))  # request index of each row still in the batch
         chunks = [list(r.prompt_ids) for r in requests]  # what each live row reads next
+        cached = [self._reuse(kv, i, r.prompt_ids, chunks) for i, r in enumerate(requests)]
         with torch.inference_mode(), row_attention(self.model):
             while live:
                 logits = self._forward(kv, live, chunks)
@@ -67,6 +72,7 @@ class Decoder:
                     if t in self._stops:
                         finish[i] = "stop"
                     if t in self._stops or len(out[i]) >= limits[i]:
+                        self._keep(kv, i, requests[i].prompt_ids, out[i])
                         kv.drop(i)
                     else:
                         still.append(i)
@@ -76,8 +82,34 @@ class Decoder:
         for i, r in enumerate(requests):
             kept = out[i][:-1] if finish[i] == "stop" else out[i]
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
-            results.append(Decoded(text, kept, len(r.prompt_ids), len(out[i]), finish[i]))  # the stop token counts
+            results.append(Decoded(text, kept, len(r.prompt_ids), len(out[i]), finish[i], cached[i]))  # the stop token counts
         return results
+
+    def _reuse(self, kv: RowKV, i: int, prompt: list[int], chunks: list[list[int]]) -> int:
+        """Start row ``i`` from the longest cached prefix of its prompt; the tokens reused."""
+        if self.prefix_cache is None:
+            return 0
+        entry, n = self.prefix_cache.longest(list(prompt))
+        if entry is None:
+            return 0
+        for layer, (k, v) in enumerate(zip(entry.keys, entry.values)):
+            shape = (k.shape[0], kv.capacity[i], k.shape[2])
+            kv.keys[(layer, i)] = k.new_empty(shape)
+            kv.values[(layer, i)] = v.new_empty(shape)
+            kv.keys[(layer, i)][:, :n] = k[:, :n]
+            kv.values[(layer, i)][:, :n] = v[:, :n]
+        kv.length[i] = n
+        chunks[i] = chunks[i][n:]
+        return n
+
+    def _keep(self, kv: RowKV, i: int, prompt: list[int], out: list[int]) -> None:
+        """Store a finished row's keys and values for the chat's next turn."""
+        if self.prefix_cache is None or (0, i) not in kv.keys:
+            return
+        n = kv.length.get(i, 0)
+        layers = sorted(layer for layer, row in kv.keys if row == i)
+        self.prefix_cache.put([*prompt, *out][:n], len(prompt), [kv.keys[(layer, i)] for layer in layers],
+                              [kv.values[(layer, i)] for layer in layers])
 
     def _forward(self, kv: RowKV, live: list[int], chunks: list[list[int]]) -> torch.Tensor:
         """Logits of each live row's last new token, as float32."""

@@ -56,6 +56,7 @@ class Decoded:
     prompt_tokens: int
     completion_tokens: int  # stop token included
     finish_reason: str  # "stop" or "length"
+    cached_tokens: int = 0  # prompt tokens whose keys and values came from the prefix cache
 
 
 @runtime_checkable
