@@ -9,7 +9,8 @@ import os
 import subprocess
 import sys
 
-from negotiator import SellerAgent, make_party
+from negotiator import SellerAgent
+from negotiator.sim import make_party
 from negotiator.actions import MakeOffer
 from negotiator.models.seeds import SEED_BITS, turn_seed
 from negotiator.party import PartyView, PublicMove
