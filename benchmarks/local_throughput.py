@@ -78,17 +78,15 @@ async def local_round(model, prompts, max_tokens: int) -> tuple[int, int, float]
 
 def throughput(concurrency: int, rounds: int, max_tokens: int) -> dict:
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from negotiator.models.local.engine import Engine, GenRequest, Sampling
-    from negotiator.models.local.server import sampling_defaults
+    from negotiator.models.local.decoding import Decoder, Request, chat_text, sampling_defaults
+    from negotiator.models.local.engine import load_model
 
     prompts = seller_prompts(concurrency)
     folder = models_dir() / "gemma-3-270m"
-    model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="auto").eval()
-    tok = AutoTokenizer.from_pretrained(str(folder))
+    model, tok, _ = load_model(folder)  # in the dtype the server picks on this CPU
     tok.padding_side = "left"
-    texts = [tok.apply_chat_template(m, tokenize=False, add_generation_prompt=True) for m, _ in prompts]
+    texts = [chat_text(tok, m) for m, _ in prompts]
     batch = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False)
 
     with local_servers([SPEC]):
@@ -109,15 +107,16 @@ def throughput(concurrency: int, rounds: int, max_tokens: int) -> dict:
         raw_s = time.perf_counter() - t0
     raw_tokens = rounds * concurrency * (out.shape[1] - batch["input_ids"].shape[1])
 
-    engine = Engine(model, tok)  # in-process: grammar + per-row sampling, no HTTP, no batching window
-    sampling = Sampling(**sampling_defaults(folder))  # what the server uses when a request names none
-    reqs = lambda: [GenRequest(engine.prompt_ids(m), max_tokens, sampling, engine.grammar(s)) for m, s in prompts]  # noqa: E731
+    engine = Decoder(model, tok)  # in-process: grammar + per-row sampling, no HTTP, no batching window
+    sampling = sampling_defaults(folder)  # what the server uses when a request names none
+    reqs = lambda: [Request(engine.prompt_ids(m), max_tokens, sampling, engine.grammar(s)) for m, s in prompts]  # noqa: E731
     engine.generate(reqs())  # warm-up
     t0 = time.perf_counter()
     engine_tokens = sum(sum(r.completion_tokens for r in engine.generate(reqs())) for _ in range(rounds))
     engine_s = time.perf_counter() - t0
 
     return {
+        "dtype": str(model.dtype).removeprefix("torch."),
         "concurrency": concurrency,
         "rounds": rounds,
         "prompt_tokens_per_request": round(prompt_tokens / (rounds * concurrency)),
@@ -236,7 +235,7 @@ def main() -> None:
     report: dict = {"date": started, "cpus": os.cpu_count(), "load_before": load_before}
     report["throughput"] = throughput(a.concurrency, a.rounds, a.max_tokens)
     t = report["throughput"]
-    print(f"throughput at {a.concurrency} in flight ({t['prompt_tokens_per_request']} prompt tokens, "
+    print(f"throughput at {a.concurrency} in flight, {t['dtype']} ({t['prompt_tokens_per_request']} prompt tokens, "
           f"{t['completion_tokens_per_request']} new tokens per request):")
     print(f"  local seller path (LiteLLM -> server)  {t['local_path_tokens_per_s']:8.1f} tokens/s")
     print(f"  engine in-process (grammar, no HTTP)   {t['engine_tokens_per_s']:8.1f} tokens/s")

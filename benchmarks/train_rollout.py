@@ -36,10 +36,11 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 
 class RecordingEngine:
-    """The local engine, remembering each wave's prompts and answer lengths."""
+    """An ``Engine`` (the local decoder) that remembers each wave's prompts and answer lengths."""
 
     def __init__(self, engine):
         self.engine, self.waves = engine, []
+        self.stop_ids = engine.stop_ids
 
     def grammar(self, schema):
         return self.engine.grammar(schema)
@@ -51,7 +52,7 @@ class RecordingEngine:
 
 
 def rollout_phase(base, args):
-    from train.generation import RolloutEngine
+    from negotiator.models.local.decoding import Decoder
     from train.policy import Batcher
     from train.pool import BuyerPool
     from train.rollout import RolloutSettings, play
@@ -61,8 +62,8 @@ def rollout_phase(base, args):
     pool = BuyerPool(scenario_seeds=tuple(range(100, 100 + args.prompts)), max_rounds=args.max_rounds)
     tasks = [t for t in pool_tasks(pool, args.prompts, seed=args.seed) for _ in range(args.group)]
     settings = RolloutSettings(max_tokens=args.max_tokens, **served_sampling(base.path))
-    engine = RecordingEngine(RolloutEngine(base.model.eval(), base.tokenizer, settings.sampling))
-    batcher = Batcher(engine)
+    engine = RecordingEngine(Decoder(base.model.eval(), base.tokenizer))
+    batcher = Batcher(engine, sampling=settings.sampling)
     t0 = time.perf_counter()
     rollouts = asyncio.run(
         play(
@@ -78,15 +79,12 @@ def rollout_phase(base, args):
 def raw_generate(base, waves, pad_id):
     import torch
 
+    from negotiator.models.local.decoding import left_pad
+
     tokens, seconds = 0, 0.0
     for wave in waves:
-        width = max(len(p) for p, _ in wave)
         new = max(1, max(n for _, n in wave))
-        ids = torch.full((len(wave), width), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(wave), width), dtype=torch.long)
-        for i, (p, _) in enumerate(wave):
-            ids[i, width - len(p):] = torch.tensor(p)
-            mask[i, width - len(p):] = 1
+        ids, mask = left_pad([p for p, _ in wave], pad_id)
         t0 = time.perf_counter()
         with torch.inference_mode():
             base.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new, min_new_tokens=new,

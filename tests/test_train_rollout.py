@@ -15,6 +15,7 @@ pytest.importorskip("trl")
 
 from negotiator.actions import MakeOffer  # noqa: E402
 from negotiator.errors import UsageError  # noqa: E402
+from negotiator.models.seeds import seed_of  # noqa: E402
 from negotiator.party import PartyView  # noqa: E402
 from negotiator.runtime import EpisodeLog, make_party, read_episodes, run_negotiation  # noqa: E402
 
@@ -28,11 +29,11 @@ def tiny(tmp_path_factory):
     os.environ["NEGOTIATOR_HOME"] = str(tmp_path_factory.mktemp("home"))
     try:
         prepare("tiny-random-gemma")
+        from negotiator.models.local.decoding import Decoder
         from train.base_model import load_base
-        from train.generation import RolloutEngine
 
         base = load_base("local/tiny-random-gemma", dtype="float32")
-        yield base, RolloutEngine(base.model.eval(), base.tokenizer)
+        yield base, Decoder(base.model.eval(), base.tokenizer)
     finally:
         if old is None:
             os.environ.pop("NEGOTIATOR_HOME", None)
@@ -55,7 +56,7 @@ class CountingEngine:
         return self.engine.generate(requests)
 
 
-def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, train_messages=True):
+def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, train_messages=True, seeds=None):
     from train.policy import Batcher
     from train.pool import BuyerPool
     from train.rollout import RolloutSettings, play
@@ -67,7 +68,7 @@ def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, t
         play(
             tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty, train_messages=train_messages),
             seller_spec="train/tiny", seller_family="gemma", episode_ids=[f"t{i}" for i in range(len(tasks))],
-            labels=[{} for _ in tasks],
+            labels=[{} for _ in tasks], seeds=seeds,
         )
     )
 
@@ -244,6 +245,21 @@ def test_guard_still_protects_the_training_seller(tiny):
                 assert sc.seller_limits.allows(t.action.terms, sc.seller)
         if r.episode.outcome.deal:
             assert sc.seller.utility(r.episode.outcome.terms) >= sc.seller.reservation - 1e-9
+
+
+def test_a_group_samples_each_row_its_own_way_and_a_rerun_repeats_it(tiny):
+    """The rows of a GRPO group play one task: the row enters each seller turn's seed, so their
+    answers differ (else the group has no advantage to learn from), and the same rows replayed
+    write the same tokens, however the step's negotiations share their batches."""
+    group = _tasks(1) * 4
+    first = _play(tiny, group, max_tokens=60)
+    answers = [r.trace.completion_ids[: r.trace.env_mask.index(0) if 0 in r.trace.env_mask else None] for r in first]
+    assert len({tuple(a) for a in answers}) == 4
+    again = _play(tiny, group[:1] + _tasks(3, buyers=("rule/boulware?e=0.5",)) + group[1:], max_tokens=60,
+                  seeds=[seed_of("t0"), 1, 2, 3, seed_of("t1"), seed_of("t2"), seed_of("t3")])
+    assert [r.trace.completion_ids for r in again[:1] + again[4:]] == [r.trace.completion_ids for r in first]
+    same_seed = _play(tiny, group[:2], max_tokens=60, seeds=[7, 7])
+    assert same_seed[0].trace.completion_ids == same_seed[1].trace.completion_ids  # the seed is all that told them apart
 
 
 def test_cancelled_negotiations_generate_nothing():

@@ -18,7 +18,6 @@ from pathlib import Path
 from negotiator.errors import UsageError
 
 EMBEDDED_BASE = "local/gemma-3-270m"
-END_OF_TURN = "<end_of_turn>"
 
 
 @dataclass
@@ -57,6 +56,8 @@ def load_base(spec: str = EMBEDDED_BASE, *, dtype: str = "bfloat16", say=None) -
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from negotiator.models.local.decoding import set_turn_stops
+
     path = resolve_base_path(spec, say)
     try:
         tokenizer = AutoTokenizer.from_pretrained(path)
@@ -69,25 +70,5 @@ def load_base(spec: str = EMBEDDED_BASE, *, dtype: str = "bfloat16", say=None) -
             "Add one to its tokenizer_config.json (Gemma models: Gemma's turn template)."
         )
     tokenizer.padding_side = "left"
-    stop_at_end_of_turn(model, tokenizer)
+    set_turn_stops(model, tokenizer)  # generation of one turn stops where the local decoder's does
     return Base(model=model, tokenizer=tokenizer, spec=spec, path=path)
-
-
-def stop_at_end_of_turn(model, tokenizer) -> None:
-    """Generation of one chat turn ends at <end_of_turn> (Gemma) as well as at EOS."""
-    ids = model.generation_config.eos_token_id
-    ids = [ids] if isinstance(ids, int) else list(ids or [])
-    for t in (tokenizer.eos_token_id, end_of_turn_id(tokenizer)):
-        if t is not None and t not in ids:
-            ids.append(t)
-    model.generation_config.eos_token_id = ids
-    if model.generation_config.pad_token_id is None:
-        model.generation_config.pad_token_id = tokenizer.pad_token_id
-
-
-def end_of_turn_id(tokenizer) -> int | None:
-    """The token that closes a chat turn: <end_of_turn> where the vocabulary has it, else EOS."""
-    eot = tokenizer.convert_tokens_to_ids(END_OF_TURN)
-    if isinstance(eot, int) and eot != tokenizer.unk_token_id:
-        return eot
-    return tokenizer.eos_token_id

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
+from typing import Any
 
+from negotiator.models.local.decoding import Engine
+from negotiator.models.seeds import seed_of
 from negotiator.runtime import EpisodeLog, episode_id
 
-from .generation import RolloutEngine
 from .policy import Batcher
 from .pool import BuyerPool
 from .rollout import Rollout, RolloutSettings, play
@@ -97,16 +100,19 @@ class NegotiationRollouts:
     log: EpisodeLog | None
     run_id: str
     constrain: bool = True
-    engine_factory: object = None  # (model, sampling) -> engine with .grammar(schema) and .generate(requests)
+    engine_factory: Callable[[Any], Engine] | None = None  # model -> engine; default: the local Decoder
+    seed: int = 0  # the run's seed: with the step and the row, it seeds each rollout's sampling
     history: list[StepStats] = field(default_factory=list)
-    _engine: object = None
+    _engine: Engine | None = None
 
-    def engine(self, model):
+    def engine(self, model) -> Engine:
         if self._engine is None:
             if self.engine_factory is not None:
-                self._engine = self.engine_factory(model, self.settings.sampling)
+                self._engine = self.engine_factory(model)
             else:
-                self._engine = RolloutEngine(model, self.tokenizer, self.settings.sampling)
+                from negotiator.models.local.decoding import Decoder
+
+                self._engine = Decoder(model, self.tokenizer)
         return self._engine
 
     def __call__(self, prompts: list[str], trainer) -> dict:
@@ -116,8 +122,9 @@ class NegotiationRollouts:
         model = trainer.accelerator.unwrap_model(trainer.model)
         was_training = model.training
         model.eval()
-        batcher = Batcher(self.engine(model), constrain=self.constrain)
+        batcher = Batcher(self.engine(model), sampling=self.settings.sampling, constrain=self.constrain)
         ids = [episode_id(self.run_id, step, i, t.id) for i, t in enumerate(tasks)]
+        seeds = [seed_of(f"{self.seed}|{step}|{i}|{t.id}") for i, t in enumerate(tasks)]  # i: the row, so a group's rows differ
         labels = [
             {"train_run": self.run_id, "train_step": step, "task": t.id, "group_row": i, "persona": t.persona,
              **({"source_episode": t.source_episode, "start_turn": len(t.prefix)} if t.source_episode else {})}
@@ -128,6 +135,7 @@ class NegotiationRollouts:
                 play(
                     tasks, batcher=batcher, tokenizer=self.tokenizer, pool=self.pool, settings=self.settings,
                     seller_spec=self.seller_spec, seller_family=self.seller_family, episode_ids=ids, labels=labels,
+                    seeds=seeds,
                 )
             )
         finally:

@@ -6,9 +6,12 @@ action parsing and guard) whose chat model is a :class:`PolicyModel`. Its reques
 the seller and then answers them all with one batched ``generate`` call: one call per
 turn of the step, however many negotiations it plays.
 
-Generation (:mod:`train.generation`) decodes as the local model server does: the same
-chat template, JSON-schema grammar (xgrammar), stop tokens and sampling defaults, so
-training and deployment decode alike.
+Generation goes through an :class:`~negotiator.models.local.decoding.Engine`: on the CPU
+the local model server's own :class:`~negotiator.models.local.decoding.Decoder` (the same
+chat template, JSON-schema grammar, stop tokens, sampling and decode loop), so what is
+trained is what is served; on GPUs, vLLM (``train/vllm_engine.py``). Each request carries
+the seed the seller's graph derived for its turn (``negotiator/models/seeds.py``), from a
+party seed that differs for every negotiation of a GRPO group.
 
 Each PolicyModel also keeps the token record GRPO trains on (:class:`TokenTrace`): the
 first prompt, then the seller's generated tokens (``env_mask`` 1) interleaved with what
@@ -25,6 +28,7 @@ gradient of what does, the action and the values of the terms.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import time
@@ -32,9 +36,7 @@ from dataclasses import dataclass, field
 
 from negotiator.errors import TraceError
 from negotiator.models.base import ModelRequest, ModelResponse
-
-from .base_model import end_of_turn_id
-from .generation import Request
+from negotiator.models.local.decoding import Decoded, Engine, Request, Sampling, chat_text, end_of_turn_id, text_ids
 
 
 @dataclass
@@ -75,8 +77,9 @@ class Batcher:
     waiting on a slow buyer instead (an LLM buyer behind an API).
     """
 
-    def __init__(self, engine, *, constrain: bool = True, max_wait_s: float = 2.0):
+    def __init__(self, engine: Engine, *, sampling: Sampling = Sampling(), constrain: bool = True, max_wait_s: float = 2.0):
         self.engine = engine
+        self.sampling = sampling  # the rollout's settings; each request brings its own seed
         self.constrain = constrain
         self.max_wait_s = max_wait_s
         self.live = 0
@@ -91,9 +94,9 @@ class Batcher:
         self.live -= 1
         self._maybe_flush()
 
-    async def generate(self, prompt_ids: list[int], schema: dict | None, max_tokens: int):
+    async def generate(self, prompt_ids: list[int], schema: dict | None, max_tokens: int, seed: int | None = None) -> Decoded:
         grammar = self.engine.grammar(schema) if self.constrain else None
-        request = Request(list(prompt_ids), max_tokens, grammar)
+        request = Request(list(prompt_ids), max_tokens, dataclasses.replace(self.sampling, seed=seed), grammar)
         future = asyncio.get_running_loop().create_future()
         self.pending.append((request, future))
         if self._timer is None:
@@ -164,14 +167,16 @@ class PolicyModel:
         self._last_text = ""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        text = self.tokenizer.apply_chat_template(request.messages, tokenize=False, add_generation_prompt=True)
+        text = chat_text(self.tokenizer, request.messages)
         if self.trace is None:
             self.trace = TokenTrace(prompt_ids=self._ids(text))
         else:
             self._extend(text, request.messages)
         trace = self.trace
         trace.rendered, trace.n_messages = text, len(request.messages)
-        result = await self.batcher.generate(trace.prompt_ids + trace.completion_ids, request.response_schema, request.max_tokens or 256)
+        result = await self.batcher.generate(
+            trace.prompt_ids + trace.completion_ids, request.response_schema, request.max_tokens or 256, request.seed
+        )
         # The engine reports the text before the stop token; a stopped turn is recorded as
         # ending with <end_of_turn> (Gemma may also stop with <eos>: the turn ends the same way).
         trace.ended = result.finish_reason == "stop"
@@ -201,7 +206,7 @@ class PolicyModel:
         return mask
 
     def _ids(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return text_ids(self.tokenizer, text)
 
     def _extend(self, text: str, messages: list[dict]) -> None:
         """Append what the environment added since the last turn (mask 0)."""

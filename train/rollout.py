@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from negotiator.agent.seller import SellerAgent
 from negotiator.domain.metrics import seller_score
+from negotiator.models.local.decoding import Sampling, chat_text, text_ids
+from negotiator.models.seeds import seed_of
 from negotiator.party import PartyView
 from negotiator.runtime import run_negotiation
 from negotiator.runtime.episode import Episode
@@ -35,15 +37,14 @@ class RolloutSettings:
     top_p: float = 1.0  # the served model's defaults (generation_config.json), as the local server uses them
     top_k: int = 0
 
-    @property
-    def sampling(self):
-        from .generation import Sampling
-
-        return Sampling(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p)
     invalid_penalty: float = 0.1  # subtracted at an invalid-answer rate of 1
     instructions: str = ""  # the business's instructions to the seller, as deployed
     train_messages: bool = True  # False: the loss skips the words of the seller's messages (train.policy)
     strategy: str = "none"  # the seller's strategy ("none": the pure LLM policy), as in SellerAgent
+
+    @property
+    def sampling(self) -> Sampling:
+        return Sampling(temperature=self.temperature, top_k=self.top_k, top_p=self.top_p)
 
 
 @dataclass
@@ -72,15 +73,22 @@ async def play(
     seller_family: str,
     episode_ids: list[str],
     labels: list[dict],
+    seeds: list[int] | None = None,
 ) -> list[Rollout]:
-    """Play every task once (concurrently) and return the rollouts in task order."""
+    """Play every task once (concurrently) and return the rollouts in task order.
+
+    ``seeds`` are the sellers' party seeds, one per task (default: from the episode ids):
+    each seller turn samples with a seed derived from its party seed and the turn
+    (``negotiator/models/seeds.py``), so the rows of a GRPO group, which play the same
+    task, must have different ones."""
+    seeds = seeds if seeds is not None else [seed_of(e) for e in episode_ids]
 
     async def one(i: int, task: Task) -> Rollout:
         scenario = task.build_scenario(pool)
         model = PolicyModel(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
         seller = SellerAgent(
             model, instructions=settings.instructions, mode="json", max_retries=0,
-            max_tokens=settings.max_tokens, temperature=settings.temperature, spec=seller_spec,
+            max_tokens=settings.max_tokens, temperature=settings.temperature, spec=seller_spec, seed=seeds[i],
             strategy=settings.strategy,
         )
         buyer = pool.buyer(task.buyer, task.persona, task.seed)
@@ -106,6 +114,5 @@ def _untouched(tokenizer, scenario, task: Task) -> TokenTrace:
     from negotiator.llm.prompt import render_messages
 
     view = PartyView.of(scenario, "seller", task.prefix)
-    text = tokenizer.apply_chat_template(render_messages(view), tokenize=False, add_generation_prompt=True)
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    ids = text_ids(tokenizer, chat_text(tokenizer, render_messages(view)))
     return TokenTrace(prompt_ids=ids, completion_ids=[tokenizer.eos_token_id], env_mask=[0], loss_mask=[0])

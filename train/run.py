@@ -120,6 +120,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         run_id=f"{out.resolve()}|{cfg.seed}",
         constrain=cfg.constrain,
         engine_factory=_vllm_engine_factory(cfg) if cfg.generation.startswith("vllm") else None,
+        seed=cfg.seed,
     )
     step_log = StepLog(out, rollouts, cfg.steps, console if progress else None, title=f"{cfg.base}, lr {cfg.lr:g}",
                        max_seconds=60 * cfg.max_minutes if cfg.max_minutes else None)
@@ -191,10 +192,10 @@ def grpo_args(cfg: TrainConfig, out: Path | None = None):
 
 def served_sampling(folder: str) -> dict:
     """top-p and top-k the local server would sample the base with (its generation_config.json)."""
-    from negotiator.models.local.server import sampling_defaults
+    from negotiator.models.local.decoding import sampling_defaults
 
-    d = sampling_defaults(Path(folder))
-    return {"top_p": float(d.get("top_p", 1.0)), "top_k": int(d.get("top_k", 0) or 0)}
+    d = sampling_defaults(folder)
+    return {"top_p": d.top_p, "top_k": d.top_k}
 
 
 def _top_layers(model, n: int | None) -> list[int] | None:

@@ -94,6 +94,8 @@ class SellerAgent(LLMParty):
     ``max_retries``, ``temperature``, ``max_tokens``, ``retry`` and ``constrain`` tune the
     model calls; ``base_url`` / ``api_key`` route LiteLLM; ``tracer`` overrides the
     OpenTelemetry tracer; ``spec`` is the name episodes record (default: ``model``);
+    ``seed`` seeds sampling per turn (each call sends a seed derived from it and the
+    turn, so reruns and arms meet the same random numbers; None sends none);
     ``wrap_model`` wraps the resolved chat model (a rate limiter, a recorder).
     The guard cannot be switched off.
     """
@@ -115,6 +117,7 @@ class SellerAgent(LLMParty):
         constrain: bool = True,
         tracer: Tracer | None = None,
         spec: str | None = None,
+        seed: int | None = None,
         wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
         spec = spec or (model if isinstance(model, str) else None)
@@ -125,7 +128,8 @@ class SellerAgent(LLMParty):
         super().__init__(
             model, role="seller", instructions=instructions, limits=limits, mode=mode, max_retries=max_retries,
             guard=True, base_url=base_url, api_key=api_key, temperature=temperature, max_tokens=max_tokens,
-            retry=retry, constrain=constrain, tracer=tracer, spec=spec, strategy=plan, wrap_model=wrap_model,
+            retry=retry, constrain=constrain, tracer=tracer, spec=spec, strategy=plan, seed=seed,
+            wrap_model=wrap_model,
         )
 
     def view(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:

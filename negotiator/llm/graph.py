@@ -27,6 +27,7 @@ from langgraph.graph import END, START, StateGraph
 from ..actions import ActionParseError, action_json_schema, parse_text_action, parse_tool_call, tool_definitions
 from ..errors import ProviderError
 from ..models.base import ChatModel, ModelRequest, ModelResponse
+from ..models.seeds import turn_seed
 from ..party import AnyAction, Attempt, GuardIntervention, PartyView, Usage
 from ..strategy import Advice, Strategy
 from . import assist
@@ -76,6 +77,7 @@ class TurnConfig:
     constrain: bool = True  # ask for schema-constrained decoding where the backend supports it
     tracer: Tracer | None = None
     strategy: Strategy | None = None  # the assisted seller: the model chooses among the strategy's options
+    seed: int | None = None  # the party's seed: each model call sends a seed derived from it and the turn
 
 
 _rng = random.Random()
@@ -111,6 +113,7 @@ def build_turn_graph():
             response_schema=schema if cfg.constrain and cfg.mode == "json" else None,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
+            seed=turn_seed(cfg.seed, view, attempt),
             attempt=attempt,
             view=view,
             advice=advice,

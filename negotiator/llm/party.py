@@ -48,6 +48,7 @@ class LLMParty:
         tracer=None,
         spec: str | None = None,
         strategy: Strategy | None = None,
+        seed: int | None = None,
         wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
         if mode not in ("auto", "json", "tools"):
@@ -80,6 +81,7 @@ class LLMParty:
             constrain=constrain,
             tracer=tracer,
             strategy=strategy,
+            seed=seed,
         )
         self.strategy = strategy
         self._graph = turn_graph()

@@ -47,8 +47,8 @@ def make_party(
     if role == "seller":
         from ..agent.seller import SellerAgent
 
-        return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, **llm_options)
+        return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
     from ..buyers.llm import LLMBuyer
 
-    buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, **llm_options)
+    buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
     return buyer

@@ -118,10 +118,10 @@ def _set_generation_defaults(model, tok) -> None:
     """Stop at the end of a turn as well as at <eos>, and sample as Gemma 3 is meant to
     (temperature 1, top-k 64, top-p 0.95). The local server, like vLLM, uses these when a
     request leaves them out."""
-    end_of_turn = tok.convert_tokens_to_ids("<end_of_turn>")
-    eos = [tok.eos_token_id] + ([end_of_turn] if isinstance(end_of_turn, int) and end_of_turn != tok.unk_token_id else [])
+    from .decoding import set_turn_stops
+
+    set_turn_stops(model, tok)
     gc = model.generation_config
-    gc.eos_token_id = eos
     gc.pad_token_id = tok.pad_token_id
     gc.do_sample, gc.temperature, gc.top_k, gc.top_p = True, 1.0, 64, 0.95
 

@@ -25,17 +25,20 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from .decoding import JSON_OBJECT, Request, Sampling, sampling_defaults
+
 DEFAULT_MAX_TOKENS = 256
 
 
-def create_app(engine, served_name: str, defaults: dict | None = None):
-    """The FastAPI app around an ``Engine``."""
-    from fastapi import FastAPI, Request
+def create_app(engine, served_name: str, defaults: Sampling | None = None):
+    """The FastAPI app around a :class:`~.engine.BatchingEngine`; ``defaults`` fill the sampling
+    settings a request leaves out (the folder's generation_config.json, as vLLM does)."""
+    from fastapi import FastAPI
+    from fastapi import Request as HTTPRequest
     from fastapi.responses import JSONResponse
 
-    from .engine import GenRequest, Sampling
-
-    defaults = {"temperature": 1.0, "top_p": 1.0, "top_k": 0, **(defaults or {})}
+    defaults = defaults or Sampling()
+    decoder = engine.decoder
     app = FastAPI(title="negotiator local model server")
 
     def error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -54,7 +57,7 @@ def create_app(engine, served_name: str, defaults: dict | None = None):
         return engine.stats
 
     @app.post("/v1/chat/completions")
-    async def chat(request: Request):
+    async def chat(request: HTTPRequest):
         try:
             body = await request.json()
         except ValueError:
@@ -69,18 +72,18 @@ def create_app(engine, served_name: str, defaults: dict | None = None):
         if body.get("tools"):
             return error(400, "this model has no tool-calling template; ask for JSON with response_format instead")
         try:
-            grammar = await asyncio.to_thread(_grammar_for, engine, body.get("response_format"))
-            prompt = engine.prompt_ids(messages)
+            grammar = await asyncio.to_thread(_grammar_for, decoder, body.get("response_format"))
+            prompt = decoder.prompt_ids(messages)
             sampling = Sampling(
                 temperature=float(_pick(body, "temperature", defaults)),
                 top_p=float(_pick(body, "top_p", defaults)),
                 top_k=int(_pick(body, "top_k", defaults) or 0),
-                seed=body.get("seed"),
+                seed=_seed(body.get("seed")),
             )
             max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS)
         except (ValueError, TypeError) as e:
             return error(400, str(e))
-        future = engine.submit(GenRequest(prompt, max_tokens, sampling, grammar))
+        future = engine.submit(Request(prompt, max_tokens, sampling, grammar))
         waiting = asyncio.wrap_future(future)
         while not waiting.done():
             await asyncio.wait([waiting], timeout=1.0)
@@ -103,18 +106,28 @@ def create_app(engine, served_name: str, defaults: dict | None = None):
                 "prompt_tokens": result.prompt_tokens,
                 "completion_tokens": result.completion_tokens,
                 "total_tokens": result.prompt_tokens + result.completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": result.cached_tokens},  # OpenAI's field: read from the prefix cache
             },
         }
 
     return app
 
 
-def _pick(body: dict, key: str, defaults: dict) -> Any:
+def _pick(body: dict, key: str, defaults: Sampling) -> Any:
     value = body.get(key)
-    return defaults[key] if value is None else value
+    return getattr(defaults, key) if value is None else value
 
 
-def _grammar_for(engine, response_format: Any):
+def _seed(value: Any) -> int | None:
+    """The request's ``seed`` (an integer, as OpenAI and vLLM take it), or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"seed must be an integer, not {value!r}")
+    return value
+
+
+def _grammar_for(decoder, response_format: Any):
     """The grammar a ``response_format`` asks for (None: free text). ValueError when unusable."""
     if not response_format:
         return None
@@ -124,35 +137,17 @@ def _grammar_for(engine, response_format: Any):
     if kind in (None, "text"):
         return None
     if kind == "json_object":
-        return engine.grammar(None)
+        return decoder.grammar(JSON_OBJECT)
     if kind == "json_schema":
         spec = response_format.get("json_schema") or {}
         schema = spec.get("schema", spec.get("json_schema")) if isinstance(spec, dict) else None
         if not isinstance(schema, dict):
             raise ValueError("response_format.json_schema.schema must be a JSON schema object")
         try:
-            return engine.grammar(schema)
+            return decoder.grammar(schema)
         except Exception as e:
             raise ValueError(f"cannot compile this JSON schema: {e}") from None
     raise ValueError(f"unsupported response_format type {kind!r}; use json_schema, json_object or text")
-
-
-def sampling_defaults(folder: Path) -> dict:
-    """Request defaults from the folder's generation_config.json (vLLM does the same)."""
-    import json
-
-    path = folder / "generation_config.json"
-    try:
-        gc = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    out = {}
-    if gc.get("do_sample") is False:
-        out["temperature"] = 0.0
-    for key in ("temperature", "top_p", "top_k"):
-        if gc.get(key) is not None and not (key == "temperature" and gc.get("do_sample") is False):
-            out[key] = gc[key]
-    return out
 
 
 # --- process entry point ----------------------------------------------------------------
@@ -178,6 +173,7 @@ def serve(
     dtype: str = "auto",
     threads: int | None = None,
     base: Path | None = None,
+    prefix_cache_tokens: int = 32_768,
     on_ready=None,
 ) -> None:
     """Load ``folder`` and serve it until SIGINT/SIGTERM (or until the parent is gone)."""
@@ -188,10 +184,13 @@ def serve(
         threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
     if threads:
         torch.set_num_threads(threads)
-    from .engine import Engine, load_model
+    from .decoding.decoder import Decoder
+    from .decoding.prefixes import PrefixCache
+    from .engine import BatchingEngine, load_model
 
     model, tok, weights = load_model(folder, dtype, base)
-    engine = Engine(model, tok, max_batch=max_batch)
+    prefixes = PrefixCache(max_tokens=prefix_cache_tokens) if prefix_cache_tokens > 0 else None
+    engine = BatchingEngine(Decoder(model, tok, prefixes), max_batch=max_batch)
     app = create_app(engine, name, sampling_defaults(weights))
     if fd is not None:
         sock = socket.socket(fileno=fd)
@@ -238,11 +237,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dtype", default="auto")
     p.add_argument("--threads", type=int)
     p.add_argument("--base", type=Path, help="base model folder of a LoRA adapter (default: as its adapter_config.json says)")
+    p.add_argument("--prefix-cache-tokens", type=int, default=int(os.environ.get("NEGOTIATOR_PREFIX_CACHE_TOKENS", 32_768)),
+                   help="keys and values of earlier chats kept for their next turn, in tokens (0: off; "
+                        "default: $NEGOTIATOR_PREFIX_CACHE_TOKENS or 32768)")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # until uvicorn installs its own handlers
     serve(a.folder, name=a.name or a.folder.name, host=a.host, port=a.port, fd=a.fd, parent_pid=a.parent_pid,
           max_batch=a.max_batch, dtype=a.dtype, threads=a.threads, base=a.base,
+          prefix_cache_tokens=a.prefix_cache_tokens,
           on_ready=lambda h, pt: print(f"serving {a.folder} on http://{h}:{pt}/v1", file=sys.stderr, flush=True))
     os._exit(0)  # do not wait on the engine thread
 

@@ -50,6 +50,8 @@ def build_tiny_gemma(folder: str | Path, seed: int = 0) -> Path:
     import torch
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
+    from .decoding import set_turn_stops
+
     folder = Path(folder)
     tok = _tokenizer()
     config = Gemma3TextConfig(
@@ -59,8 +61,7 @@ def build_tiny_gemma(folder: str | Path, seed: int = 0) -> Path:
     )
     torch.manual_seed(seed)
     model = Gemma3ForCausalLM(config)  # float32: bf16 kernels are slow at this size on CPU
-    model.generation_config.eos_token_id = [tok.eos_token_id, tok.convert_tokens_to_ids("<end_of_turn>")]
-    model.generation_config.pad_token_id = tok.pad_token_id
+    set_turn_stops(model, tok)
     model.save_pretrained(str(folder))
     tok.save_pretrained(str(folder))
     return folder
