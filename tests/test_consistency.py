@@ -9,6 +9,7 @@ import pytest
 from negotiator import MakeOffer
 from negotiator.sim import generate
 from negotiator.actions import Accept
+from negotiator.domain.issues import NumericIssue
 from negotiator.llm.consistency import Checker
 from negotiator.llm.guard import Guard
 from negotiator.party import PartyView, PublicMove
@@ -85,3 +86,32 @@ def test_the_guard_counts_corrections_and_corrects_an_accept_against_the_accepte
     assert sc.seller_limits.allows(standing, sc.seller)
     new, intervention = Guard(view).check(Accept(message="Deal at 1,450, delivered in 14 days."))
     assert intervention.kinds == ["message_corrected"] and new.message == "Deal at 1,500, delivered in 14 days."
+
+
+def test_a_message_listing_every_term_agrees_with_its_terms():
+    """Each number is read in its own clause: in "warranty months 0, delivery days 14" the 0 is
+    the warranty's, though "delivery" is the next word (the rule sellers write such lists)."""
+    import asyncio
+    import random
+
+    from negotiator.sim import make_party, run_negotiation
+
+    sc = next(s for s in (generate(i) for i in range(60)) if "accessories" in s.space.names)
+    terms = {"price": 655, "warranty_months": 0, "delivery_days": 14, "accessories": "none"}
+    listed = "Let's start here: price 655 USD, warranty months 0, delivery days 14, accessories none."
+    assert Checker(sc.space, sc.currency).correct(listed, terms) == (listed, 0)
+
+    rng = random.Random(0)
+    checked = 0
+    for seed in range(40):
+        sc = generate(seed)
+        checker = Checker(sc.space, sc.currency)
+        for _ in range(5):  # the guard's own rewrite from the terms must read back as those terms
+            terms = {i.name: rng.choice(i.grid(11) if isinstance(i, NumericIssue) else list(i.options)) for i in sc.space.issues}
+            assert checker.correct(checker.from_terms(terms), terms) == (checker.from_terms(terms), 0), terms
+        episode = asyncio.run(run_negotiation(make_party("rule/boulware", "seller"), make_party("rule/conceder", "buyer"), sc, seed))
+        for t in episode.turns:
+            if t.party == "seller" and isinstance(t.action, MakeOffer) and t.action.message:
+                assert checker.correct(t.action.message, t.action.terms) == (t.action.message, 0), t.action.message
+                checked += 1
+    assert checked > 100

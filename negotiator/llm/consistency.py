@@ -34,6 +34,7 @@ _NUMBER = re.compile(
     r"(?<![\w.])(?P<cur>[$€£])?\s?(?P<num>\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+|\d+)(?P<dec>\.\d+)?(?P<k>\s?[kK]\b)?(?P<pct>\s?%)?"
 )
 _WORD = re.compile(r"[a-z]+")
+_CLAUSE = re.compile(r"[,;:()]|\s[-\u2013\u2014]\s")  # what ends the clause a number is in
 _NEAR = 4  # words either side of a number that can name its issue
 
 
@@ -105,15 +106,22 @@ class Checker:
                 pattern = pattern.replace(r"net30", r"net\s?30").replace(r"net60", r"net\s?60")
                 for om in re.finditer(pattern, text):
                     out.append(Mention(issue.name, option, om.start(), om.end()))
-        return out
+        # an option inside a longer one's words is that one ("case" in "case and charger")
+        return [m for m in out if not any(o is not m and o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start
+                                          for o in out)]
 
     def _issue_of_number(self, text: str, m: re.Match, value: float) -> str | None:
         if m.group("cur"):
             return self.price.name if self.price is not None else None
-        before = _WORD.findall(text[: m.start()])[-_NEAR:]
-        after = _WORD.findall(text[m.end():])[:_NEAR]
-        # The nearest word that names an issue wins (the unit right after a number first).
-        for word in [*after[:1], *reversed(before), *after[1:]]:
+        head, tail = text[: m.start()], text[m.end():]
+        # The nearest word that names an issue wins (the unit right after a number first),
+        # looked for in the number's own clause first: in "warranty months 0, delivery days
+        # 14" the 0 is the warranty's, though "delivery" is the next word.
+        clause_before = _WORD.findall(_CLAUSE.split(head)[-1])[-_NEAR:]
+        clause_after = _WORD.findall(_CLAUSE.split(tail, maxsplit=1)[0])[:_NEAR]
+        before = _WORD.findall(head)[-_NEAR:]
+        after = _WORD.findall(tail)[:_NEAR]
+        for word in [*clause_after[:1], *reversed(clause_before), *clause_after[1:], *after[:1], *reversed(before), *after[1:]]:
             for issue in self.space.issues:
                 if word in self._words[issue.name] and self._plausible(issue, value, m):
                     return issue.name
