@@ -216,6 +216,11 @@ def parse_tool_call(name: str, arguments: str | dict[str, Any], space: OutcomeSp
     """Read one action from a native tool call. Raises ActionParseError."""
     if name not in ACTIONS:
         raise ActionParseError(f"Unknown tool {name!r}; call make_offer, accept or walk_away.")
+    return _build(tool_answer(name, arguments), space)
+
+
+def tool_answer(name: str, arguments: str | dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments as an answer object (``action`` = the tool). Raises ActionParseError."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments or "{}")
@@ -223,7 +228,7 @@ def parse_tool_call(name: str, arguments: str | dict[str, Any], space: OutcomeSp
             raise ActionParseError(f"The arguments of {name} are not valid JSON ({e.msg}).") from None
     if not isinstance(arguments, dict):
         raise ActionParseError(f"The arguments of {name} must be a JSON object.")
-    return _build({**arguments, "action": name}, space)
+    return {**arguments, "action": name}
 
 
 def _build(data: dict[str, Any], space: OutcomeSpace | None) -> MakeOffer | Accept | WalkAway:

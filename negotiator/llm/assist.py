@@ -131,17 +131,6 @@ def read_answer(text: str) -> dict[str, Any]:
     return read_action_data(text)
 
 
-def tool_answer(name: str, arguments: str | dict) -> dict[str, Any]:
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except json.JSONDecodeError as e:
-            raise ActionParseError(f"The arguments of {name} are not valid JSON ({e.msg}).") from None
-    if not isinstance(arguments, dict):
-        raise ActionParseError(f"The arguments of {name} must be a JSON object.")
-    return {**arguments, "action": name}
-
-
 def answer_json(action: AnyAction, advice: Advice) -> str:
     """The answer a model in this mode writes for ``action`` (the rendered history of a past move)."""
     data: dict[str, Any] = {"action": action.action}

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from ..actions import ActionParseError, action_json_schema, parse_text_action, parse_tool_call, tool_definitions
+from ..actions import ActionParseError, action_json_schema, parse_text_action, parse_tool_call, tool_answer, tool_definitions
 from ..errors import ProviderError
 from ..models.base import ChatModel, ModelRequest, ModelResponse
 from ..models.seeds import turn_seed
@@ -200,7 +200,7 @@ def _parse_assisted(response: ModelResponse, view: PartyView, advice: Advice) ->
         if len(response.tool_calls) > 1:
             raise ActionParseError("Call exactly one tool per turn.")
         call = response.tool_calls[0]
-        data = assist.tool_answer(call.name, call.arguments)
+        data = tool_answer(call.name, call.arguments)
     else:
         data = assist.read_answer(response.text or "")
     return assist.parse_answer(data, advice, view)
