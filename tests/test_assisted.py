@@ -19,6 +19,10 @@ from negotiator.party import PartyView, PublicMove
 from negotiator.strategy import Strategy
 
 
+# A business may open several candidates to its model (``?candidates=3``); the default is one.
+THREE = Strategy(candidates=3)
+
+
 def choice(cid: str, message: str = "How about this?") -> str:
     return json.dumps({"action": "make_offer", "choice": cid, "message": message})
 
@@ -39,8 +43,8 @@ def mid_negotiation(scenario, rounds: int = 2):
 async def test_the_model_picks_an_option_and_the_offer_is_that_option(scenario):
     moves = mid_negotiation(scenario)
     model = ScriptedModel([choice("B")])
-    turn = await SellerAgent(model, mode="json").respond(scenario, moves)
-    advice = Strategy().advise(PartyView.of(scenario, "seller", moves).situation())
+    turn = await SellerAgent(model, mode="json", strategy=THREE).respond(scenario, moves)
+    advice = THREE.advise(PartyView.of(scenario, "seller", moves).situation())
     assert isinstance(turn.action, MakeOffer) and turn.action.terms == advice.candidate("B").terms
     assert turn.advice.chosen == "B" and turn.advice.recommended == "A" and turn.advice.options[:3] == ["A", "B", "C"]
     # The view shows the options with their worth, and the schema allows only those ids.
@@ -56,7 +60,7 @@ async def test_the_model_picks_an_option_and_the_offer_is_that_option(scenario):
 async def test_an_unknown_option_is_refused_and_the_model_retries(scenario):
     moves = mid_negotiation(scenario)
     model = ScriptedModel([choice("Z"), choice("C")])
-    turn = await SellerAgent(model, mode="json").respond(scenario, moves)
+    turn = await SellerAgent(model, mode="json", strategy=THREE).respond(scenario, moves)
     assert len(turn.invalid_attempts) == 1 and "not one of the options" in turn.invalid_attempts[0].error
     assert "A, B, C" in turn.invalid_attempts[0].error
     assert turn.advice.chosen == "C" and not turn.fallback
@@ -64,7 +68,7 @@ async def test_an_unknown_option_is_refused_and_the_model_retries(scenario):
 
 def test_the_answer_schema_refuses_an_unknown_candidate_id(scenario):
     moves = mid_negotiation(scenario)
-    advice = Strategy().advise(PartyView.of(scenario, "seller", moves).situation())
+    advice = THREE.advise(PartyView.of(scenario, "seller", moves).situation())
     schema = answer_schema(advice, scenario.space)
     jsonschema.validate({"action": "make_offer", "choice": "A", "message": "ok"}, schema)
     for bad in (
@@ -75,6 +79,7 @@ def test_the_answer_schema_refuses_an_unknown_candidate_id(scenario):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
     tools = {t["function"]["name"]: t for t in answer_tools(advice, scenario.space)}
+    assert list(advice.choices) == ["A", "B", "C"]
     assert tools["make_offer"]["function"]["parameters"]["properties"]["choice"]["enum"] == list(advice.choices)
     assert set(tools) == set(advice.actions)
 
