@@ -150,6 +150,43 @@ def test_one_generate_call_per_wave_of_turns(tiny):
     assert counting.calls == max(turns) < sum(turns)  # one call per turn, however many negotiations
 
 
+def test_a_steps_rollouts_read_each_turn_once_and_forget_it_after_the_step(tiny):
+    """Within one GRPO step the weights are fixed, so a negotiation's next turn reuses the keys
+    and values of the chat so far; the cache is dropped when the step's generation ends."""
+    from types import SimpleNamespace
+
+    from train.grpo import NegotiationRollouts
+    from train.pool import BuyerPool
+    from train.rollout import RolloutSettings
+
+    base, eng = tiny
+    seen = []
+
+    class Recording(CountingEngine):
+        def fixed_weights(self):
+            return self.engine.fixed_weights()
+
+        def generate(self, requests):
+            out = super().generate(requests)
+            seen.append(out)
+            return out
+
+    rollouts = NegotiationRollouts(
+        pool=BuyerPool(scenario_seeds=(3, 4, 5), max_rounds=3), settings=RolloutSettings(max_tokens=200),
+        tokenizer=base.tokenizer, seller_spec="train/tiny", seller_family="gemma", log=None, run_id="r",
+        engine_factory=lambda model: Recording(eng),
+    )
+    trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), model=base.model,
+                              accelerator=SimpleNamespace(unwrap_model=lambda m: m))
+    out = rollouts([t.model_dump_json() for t in _tasks(3)], trainer)
+    assert len(out["prompt_ids"]) == 3 and len(seen) >= 2
+    assert all(d.cached_tokens == 0 for d in seen[0])  # the first turn reads the whole chat
+    later = [d for wave in seen[1:] for d in wave]
+    assert all(d.cached_tokens > 0 for d in later)
+    assert sum(d.cached_tokens for d in later) > 0.5 * sum(d.prompt_tokens for d in later)
+    assert eng.prefix_cache is None  # nothing computed with these weights outlives the step
+
+
 def test_training_reward_is_the_evaluation_score(tiny):
     from evals.summary import summarize
     from negotiator.domain.metrics import outcome_metrics

@@ -13,6 +13,7 @@ invalid-answer penalty).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -122,7 +123,8 @@ class NegotiationRollouts:
         model = trainer.accelerator.unwrap_model(trainer.model)
         was_training = model.training
         model.eval()
-        batcher = Batcher(self.engine(model), sampling=self.settings.sampling, constrain=self.constrain)
+        engine = self.engine(model)
+        batcher = Batcher(engine, sampling=self.settings.sampling, constrain=self.constrain)
         ids = [episode_id(self.run_id, step, i, t.id) for i, t in enumerate(tasks)]
         seeds = [seed_of(f"{self.seed}|{step}|{i}|{t.id}") for i, t in enumerate(tasks)]  # i: the row, so a group's rows differ
         labels = [
@@ -130,14 +132,17 @@ class NegotiationRollouts:
              **({"source_episode": t.source_episode, "start_turn": len(t.prefix)} if t.source_episode else {})}
             for i, t in enumerate(tasks)
         ]
+        # The weights stay fixed for the step's rollouts: each turn reads only what is new.
+        scope = engine.fixed_weights() if hasattr(engine, "fixed_weights") else contextlib.nullcontext()
         try:
-            rollouts = asyncio.run(
-                play(
-                    tasks, batcher=batcher, tokenizer=self.tokenizer, pool=self.pool, settings=self.settings,
-                    seller_spec=self.seller_spec, seller_family=self.seller_family, episode_ids=ids, labels=labels,
-                    seeds=seeds,
+            with scope:
+                rollouts = asyncio.run(
+                    play(
+                        tasks, batcher=batcher, tokenizer=self.tokenizer, pool=self.pool, settings=self.settings,
+                        seller_spec=self.seller_spec, seller_family=self.seller_family, episode_ids=ids, labels=labels,
+                        seeds=seeds,
+                    )
                 )
-            )
         finally:
             model.train(was_training)
         for r in rollouts:

@@ -8,8 +8,9 @@ One forward pass per step for every live row of the batch. Two things make it fa
   without decoding them one by one; the next pass reads them at once, right-aligned with
   the other rows' new tokens;
 * a row leaves the batch the moment it stops;
-* with a :class:`~.prefixes.PrefixCache` (the server's), a request that continues an
-  earlier chat reads only what is new since that chat's last turn.
+* with a :class:`~.prefixes.PrefixCache` (the server's, or one training step's: see
+  :meth:`Decoder.fixed_weights`), a request that continues an earlier chat reads only what
+  is new since that chat's last turn.
 
 Each row attends over its own keys only (:mod:`.attention`), so a seeded request writes the
 same tokens alone or in any batch.
@@ -17,7 +18,8 @@ same tokens alone or in any batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 
@@ -34,12 +36,23 @@ class Decoder:
 
     def __init__(self, model, tokenizer, prefix_cache: PrefixCache | None = None):
         self.model, self.tokenizer = model, tokenizer
-        self.prefix_cache = prefix_cache  # None: every prompt is read in full (training: the weights change)
+        self.prefix_cache = prefix_cache  # None: every prompt is read in full (training, between steps: the weights change)
         self.stop_ids = stop_ids(model, tokenizer)
         self._stops = set(self.stop_ids)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_ids[0]
         self.vocab_size = model.config.get_text_config().vocab_size  # the width of the logits
         self._grammars = Grammars(tokenizer, self.vocab_size, self.stop_ids)
+
+    @contextmanager
+    def fixed_weights(self, max_tokens: int = 32_768) -> Iterator[None]:
+        """A fresh prefix cache for a block in which the weights do not change (one GRPO
+        step's rollouts: every turn of a negotiation then reads only its new tokens), dropped
+        after it, since the keys and values it holds belong to these weights only."""
+        before, self.prefix_cache = self.prefix_cache, PrefixCache(max_tokens=max_tokens)
+        try:
+            yield
+        finally:
+            self.prefix_cache = before
 
     def grammar(self, schema: dict | None):
         return self._grammars(schema)

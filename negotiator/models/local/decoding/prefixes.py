@@ -20,8 +20,9 @@ reading only the rest (vLLM's automatic prefix caching does the same, per block)
   orders), so a sampled answer can differ in the rare token whose logits nearly tie.
   Reuse follows each chat's own history, not the batch it ran in, so an evaluation's
   episodes do not depend on its concurrency while the cache holds its live negotiations.
-* Only for fixed weights: training changes them under the cache, so its rollouts run
-  without one.
+* Only for fixed weights: training changes them between steps, so each step's rollouts
+  get a cache of their own, dropped when the step's generation ends
+  (:meth:`~.decoder.Decoder.fixed_weights`).
 """
 
 from __future__ import annotations
