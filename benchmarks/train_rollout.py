@@ -7,7 +7,8 @@ Three measurements, printed side by side:
 
 1. **Rollout**: the negotiations of one training step (``--prompts`` x ``--group``), played
    exactly as ``negotiator train`` plays them (deployed seller agent, rule buyers from the
-   pool, grammar-constrained decoding, one batched generate call per wave of turns).
+   pool, grammar-constrained decoding, one batched generate call per wave of turns, each turn
+   reading only what is new in its chat: the step's prefix cache).
    Throughput = tokens the seller generated / wall time of the whole phase (buyers,
    parsing, guard, prompt rendering included).
 2. **Raw generate**: the same model on the same batches (every wave's prompts, replayed)
@@ -62,16 +63,18 @@ def rollout_phase(base, args):
     pool = BuyerPool(scenario_seeds=tuple(range(100, 100 + args.prompts)), max_rounds=args.max_rounds)
     tasks = [t for t in pool_tasks(pool, args.prompts, seed=args.seed) for _ in range(args.group)]
     settings = RolloutSettings(max_tokens=args.max_tokens, **served_sampling(base.path))
-    engine = RecordingEngine(Decoder(base.model.eval(), base.tokenizer))
+    decoder = Decoder(base.model.eval(), base.tokenizer)
+    engine = RecordingEngine(decoder)
     batcher = Batcher(engine, sampling=settings.sampling)
     t0 = time.perf_counter()
-    rollouts = asyncio.run(
-        play(
-            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=settings,
-            seller_spec="bench", seller_family="gemma", episode_ids=[f"b{i}" for i in range(len(tasks))],
-            labels=[{} for _ in tasks],
+    with decoder.fixed_weights():  # as a GRPO step's rollouts run (train.grpo.NegotiationRollouts)
+        rollouts = asyncio.run(
+            play(
+                tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=settings,
+                seller_spec="bench", seller_family="gemma", episode_ids=[f"b{i}" for i in range(len(tasks))],
+                labels=[{} for _ in tasks],
+            )
         )
-    )
     seconds = time.perf_counter() - t0
     return rollouts, engine.waves, batcher.stats, seconds
 
