@@ -32,17 +32,23 @@ def bids(
         return [dict(index.ideal)]
     if model is None and k == 1:
         return [index.offer(target, toward=toward, window=window)]
-    # Distinct tuned offers, first occurrence first (the band's order breaks ties below).
-    tuned = index.tuned_band(target, window)
-    if not tuned:
+    band = index.band(target, window)
+    if not band:
         return [dict(index.ideal)]
+    # Distinct tuned offers, first occurrence first (the band's order breaks ties below).
+    names = index.space.names
+    distinct: dict[tuple, Offer] = {}
+    for o in band:
+        t = index.fine_tune(dict(o), target)
+        distinct.setdefault(tuple(t[n] for n in names), t)
+    tuned = list(distinct.values())
 
     def distance(o: Offer) -> float:
         return index.distance(o, toward) if toward is not None else 0.0
 
     if model is None:
         return heapq.nsmallest(k, tuned, key=distance)
-    n = len(index.space.names)
+    n = len(names)
 
     def rank(o: Offer) -> tuple[float, float]:
         d = distance(o)

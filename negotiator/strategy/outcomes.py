@@ -101,7 +101,7 @@ class OutcomeIndex:
             best = min(band, key=lambda o: self.distance(o, toward))  # the first of the nearest, as a stable sort's
         else:
             best = band[rng.randrange(len(band))] if rng else band[0]
-        return self.fine_tune(best, target)
+        return self.fine_tune(dict(best), target)
 
     def band(self, target: float, window: float = 0.05) -> list[Offer]:
         """The outcomes worth at least ``target``, up to ``window`` above the cheapest of them
@@ -112,34 +112,19 @@ class OutcomeIndex:
         j = bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
         return [o for _, o in self.outcomes[i:j]]
 
-    def tuned_band(self, target: float, window: float = 0.05) -> list[Offer]:
-        """The band's outcomes fine-tuned to ``target``, duplicates dropped, in band order."""
-        i = bisect.bisect_left(self._utils, target - 1e-9)
-        if i == len(self._utils):
-            return []
-        j = bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
-        names = self.space.names
-        distinct: dict[tuple, Offer] = {}
-        for u, o in self.outcomes[i:j]:
-            t = self.fine_tune(o, target, u)
-            distinct.setdefault(tuple(t[n] for n in names), t)
-        return list(distinct.values())
-
-    def fine_tune(self, offer: Offer, target: float, utility: float | None = None) -> Offer:
-        """Move the heaviest numeric issue so an indexed outcome's utility lands just at
-        ``target`` (``utility``: the outcome's own, when the caller knows it). A new dict."""
+    def fine_tune(self, offer: Offer, target: float) -> Offer:
+        """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""
         if self.tune is None:
-            return dict(offer)
+            return offer
         issue, vf = self.tune, self.prefs.values[self.tune.name]
         assert isinstance(vf, LinearValue)
         w = self.prefs.weights[issue.name]
         if w <= 0:
-            return dict(offer)
-        u = self.prefs.utility(offer) if utility is None else utility
-        rest = u - w * vf(offer[issue.name])
+            return offer
+        rest = self.prefs.utility(offer) - w * vf(offer[issue.name])
         need = (target - rest) / w
         if not 0.0 <= need <= 1.0:
-            return dict(offer)
+            return offer
         x = vf.inverse(need)
         # Snap towards this side's preferred direction so the utility stays >= target.
         cand = issue.snap(x)
@@ -147,20 +132,7 @@ class OutcomeIndex:
             step = issue.step if vf.best > vf.worst else -issue.step
             cand = issue.snap(float(cand) + step)
         tuned = {**offer, issue.name: cand}
-        return tuned if self._tuned_allowed(tuned, rest + w * vf(cand)) else dict(offer)
-
-    def _tuned_allowed(self, tuned: Offer, utility: float) -> bool:
-        """``limits.allows(tuned)`` for an indexed outcome whose tuned issue alone moved: only
-        that issue's bounds can be crossed, and the utility floor (checked in full near it)."""
-        lim, name = self.limits, self.tune.name
-        v = float(tuned[name])
-        lo, hi = lim.minimum.get(name), lim.maximum.get(name)
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
-            return False
-        floor = lim.utility_floor(self.prefs)
-        if utility >= floor + 1e-6:
-            return True
-        return self.prefs.utility(tuned) >= floor - 1e-9
+        return tuned if self.limits.allows(tuned, self.prefs) else offer
 
     def distance(self, a: Offer, b: Offer) -> float:
         """Normalised distance between two offers (0 = same terms, 1 per fully different issue)."""
