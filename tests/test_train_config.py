@@ -28,3 +28,40 @@ def test_the_cli_lr_defaults_to_the_profile(tmp_path):
     assert _train_params()["lr"] is None  # None reaches resolve(), which takes the profile's rate
     assert resolve("cpu", out=tmp_path, lr=None).lr == 6e-4
     assert _train_params("--lr", "1e-3,2e-3")["lr"] == "1e-3,2e-3"
+
+
+def test_training_plays_the_assisted_seller_with_choices_open_by_default(tmp_path):
+    from negotiator.agent.seller import parse_strategy
+
+    assert _train_params()["strategy"] is None  # None reaches resolve(): the config's default
+    cfg = resolve("cpu", out=tmp_path)
+    plan = parse_strategy(cfg.strategy)
+    assert plan is not None and plan.name == "boulware" and plan.candidates == 3
+    assert resolve("cpu", out=tmp_path, strategy="none").strategy == "none"  # the pure policy, as docs/results.md trained
+    assert parse_strategy(resolve("cpu", out=tmp_path, strategy="linear?candidates=2&leeway=0.02").strategy).leeway == 0.02
+
+
+def test_a_strategy_that_leaves_the_model_no_move_is_refused_against_rule_buyers(tmp_path):
+    import pytest
+
+    from negotiator.errors import UsageError
+
+    with pytest.raises(UsageError, match="nothing to learn") as e:
+        resolve("cpu", out=tmp_path, strategy="boulware")  # one candidate, the deployed default
+    assert "candidates=3" in str(e.value) and "--strategy none" in str(e.value)
+    with pytest.raises(UsageError, match="nothing to learn"):
+        resolve("cpu", out=tmp_path, strategy="boulware", buyers=["rule/conceder", "rule/linear"])
+    # A move the model chooses, or a buyer that reads the words, gives the reward something to see.
+    assert resolve("cpu", out=tmp_path, strategy="boulware?leeway=0.05").strategy == "boulware?leeway=0.05"
+    assert resolve("cpu", out=tmp_path, strategy="boulware", buyers=["scripted/boulware"]).strategy == "boulware"
+    with pytest.raises(UsageError, match="unknown settings"):
+        resolve("cpu", out=tmp_path, strategy="boulware?candidate=3")
+
+
+def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
+    from negotiator.agent.seller import SellerAgent, strategy_params
+
+    assert strategy_params("none") == "strategy=none"
+    assert strategy_params("boulware?candidates=3") == "strategy=boulware&candidates=3"
+    seller = SellerAgent(f"scripted/boulware?{strategy_params('boulware?candidates=3')}")
+    assert seller.strategy is not None and seller.strategy.candidates == 3

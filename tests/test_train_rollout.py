@@ -56,7 +56,7 @@ class CountingEngine:
         return self.engine.generate(requests)
 
 
-def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, train_messages=True, seeds=None):
+def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, train_messages=True, seeds=None, strategy="none"):
     from train.policy import Batcher
     from train.pool import BuyerPool
     from train.rollout import RolloutSettings, play
@@ -66,7 +66,7 @@ def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, t
     batcher = Batcher(engine or eng)
     return asyncio.run(
         play(
-            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty, train_messages=train_messages),
+            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty, train_messages=train_messages, strategy=strategy),
             seller_spec="train/tiny", seller_family="gemma", episode_ids=[f"t{i}" for i in range(len(tasks))],
             labels=[{} for _ in tasks], seeds=seeds,
         )
@@ -383,3 +383,28 @@ def test_messages_are_trained_by_default_only_against_llm_buyers(tmp_path):
     assert resolve("cpu", out=tmp_path / "a").train_messages is False  # the rule-based pool
     assert resolve("cpu", out=tmp_path / "b", buyers=["rule/linear", "openai/gpt-4o-mini"]).train_messages is True
     assert resolve("cpu", out=tmp_path / "c", train_messages=True).train_messages is True
+
+
+def test_assisted_rollouts_choose_among_the_strategys_offers_and_a_group_can_choose_differently(tiny):
+    """What `negotiator train` rolls out by default: the assisted seller with three candidates.
+    The model's move is a choice the schema allows, so the rows of one GRPO group (one task,
+    different seeds) can differ in what the reward sees."""
+    from train.config import TRAIN_STRATEGY
+    from train.tasks import Task
+
+    task = Task(id="g", scenario_seed=3, buyer="rule/linear?e=1.5", seed=0)
+    rollouts = _play(tiny, [task] * 4, strategy=TRAIN_STRATEGY, seeds=[11, 12, 13, 14], max_tokens=120)
+    paths, several = set(), 0
+    for r in rollouts:
+        turns = [t for t in r.episode.turns if t.party == "seller"]
+        assert turns and all(t.advice is not None for t in turns)  # every seller turn read the strategy's advice
+        for t in turns:
+            assert set(t.advice.options) <= {"A", "B", "C", "accept"}  # three candidates at most; walking away is not open
+            several += sum(o in "ABC" for o in t.advice.options) > 1
+            if not t.fallback:
+                assert t.advice.chosen in t.advice.options
+                if isinstance(t.action, MakeOffer):  # the offer is the chosen candidate's, as the advice recorded it
+                    assert t.advice.chosen != "accept"
+        paths.add(tuple(t.advice.chosen for t in turns))
+    assert several > 0  # some moves offered the model a real choice
+    assert len(paths) > 1  # and the group's rows did not all choose the same moves

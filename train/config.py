@@ -25,6 +25,8 @@ from .base_model import EMBEDDED_BASE
 
 Profile = Literal["cpu", "gpu"]
 
+TRAIN_STRATEGY = "boulware?candidates=3"
+
 PROFILES: dict[str, dict] = {
     "cpu": {
         "lr": 6e-4,
@@ -89,10 +91,12 @@ class TrainConfig(BaseModel):
     # an answer) only add noise to the gradient; an LLM buyer reads it. None: True exactly
     # when the pool has a buyer that is not rule-based (resolved in ``resolve``).
     train_messages: bool | None = None
-    # The seller that plays the rollouts: "none" is the pure LLM policy (the model writes its
-    # own terms; what docs/results.md measured), a strategy name ("boulware") the assisted
-    # seller, whose model learns which of the strategy's offers to pick and what to say.
-    strategy: str = "none"
+    # The seller that plays the rollouts: the assisted seller (a strategy, with its settings
+    # as in a seller spec), whose model learns which of the strategy's offers to pick, when to
+    # accept and what to say; or "none", the pure LLM policy that writes its own terms (what
+    # docs/results.md trained). The default opens three candidates: with the deployed one, the
+    # strategy sets every move and the reward could not tell a group's negotiations apart.
+    strategy: str = TRAIN_STRATEGY
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -121,9 +125,17 @@ class TrainConfig(BaseModel):
         return self.num_generations * self.prompts_per_step
 
     def check(self) -> None:
-        from negotiator.agent.seller import seller_strategy
+        from negotiator.agent.seller import parse_strategy
 
-        seller_strategy(self.strategy)  # an unknown name is a UsageError naming the choices
+        plan = parse_strategy(self.strategy)  # an unknown name or setting is a UsageError naming the choices
+        rule_pool = all(b.startswith("rule/") for b in self.buyers or [])  # None: the default pool, rule-based
+        if plan is not None and not plan.opens_moves and rule_pool:
+            raise UsageError(
+                f"--strategy {self.strategy} leaves the model no move to choose (one candidate, no leeway, no walk-away, "
+                "no own terms) and rule-based buyers read only the terms: every negotiation of a group would get the "
+                f"same reward, so there would be nothing to learn. Open choices (--strategy '{self.strategy.partition('?')[0]}"
+                "?candidates=3', the default), train against an LLM buyer (--buyer), or train the pure policy (--strategy none)"
+            )
         if self.generation_batch % self.micro_batch:
             raise UsageError(
                 f"--micro-batch {self.micro_batch} must divide the step's {self.generation_batch} negotiations "
@@ -158,4 +170,4 @@ def resolve(profile: Profile, **given) -> TrainConfig:
     return cfg
 
 
-__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "RUN_KEY_DEFAULTS", "resolve"]
+__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "RUN_KEY_DEFAULTS", "TRAIN_STRATEGY", "resolve"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from negotiator.agent.seller import SellerAgent
+from negotiator.agent.seller import SellerAgent, parse_strategy
 from negotiator.domain.metrics import seller_score
 from negotiator.models.local.decoding import Sampling, chat_text, text_ids
 from negotiator.models.seeds import seed_of
@@ -40,7 +40,7 @@ class RolloutSettings:
     invalid_penalty: float = 0.1  # subtracted at an invalid-answer rate of 1
     instructions: str = ""  # the business's instructions to the seller, as deployed
     train_messages: bool = True  # False: the loss skips the words of the seller's messages (train.policy)
-    strategy: str = "none"  # the seller's strategy ("none": the pure LLM policy), as in SellerAgent
+    strategy: str = "none"  # the seller's strategy with its settings ("none": the pure LLM policy), as train --strategy takes it
 
     @property
     def sampling(self) -> Sampling:
@@ -89,7 +89,7 @@ async def play(
         seller = SellerAgent(
             model, instructions=settings.instructions, mode="json", max_retries=0,
             max_tokens=settings.max_tokens, temperature=settings.temperature, spec=seller_spec, seed=seeds[i],
-            strategy=settings.strategy,
+            strategy=parse_strategy(settings.strategy),
         )
         buyer = pool.buyer(task.buyer, task.persona, task.seed)
         parties = (Replay(seller, task.prefix), Replay(buyer, task.prefix)) if task.prefix else (seller, buyer)

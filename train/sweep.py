@@ -15,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from negotiator.agent.seller import strategy_params
 from negotiator.errors import SweepFailed
 
 from .config import TrainConfig
@@ -32,8 +33,8 @@ def sweep(configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit:
     sellers = {"base": base if base.startswith("local/") or "/" in base else f"local/{base}"}
     sellers.update({name: spec for name, (spec, _) in arms.items()})
     # Every arm and the base are evaluated as the seller they were trained as (pure or assisted).
-    strategy = configs[0].strategy
-    sellers = {name: f"{spec}{'&' if '?' in spec else '?'}strategy={strategy}" for name, spec in sellers.items()}
+    strategy = strategy_params(configs[0].strategy)
+    sellers = {name: f"{spec}{'&' if '?' in spec else '?'}{strategy}" for name, spec in sellers.items()}
     run_dirs = []
     for name, seller in sellers.items():
         run_dir = out / "eval" / name

@@ -26,7 +26,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from pydantic import ValidationError
 
@@ -69,6 +69,19 @@ def seller_strategy(strategy: Strategy | str | None, params: dict | None = None)
         return Strategy.named(name, settings)
     except ValueError as e:
         raise UsageError(f"{e}; strategies: {', '.join(STRATEGY_NAMES)} or none") from None
+
+
+def parse_strategy(text: str) -> Strategy | None:
+    """A strategy written as a seller spec's settings are: ``boulware``,
+    ``boulware?candidates=3&leeway=0.02``, or ``none`` (the pure LLM policy)."""
+    name, _, query = str(text).partition("?")
+    return seller_strategy(name, dict(parse_qsl(query, keep_blank_values=True)) or None)
+
+
+def strategy_params(text: str) -> str:
+    """The seller-spec query that plays ``text`` (``boulware?candidates=3`` -> ``strategy=boulware&candidates=3``)."""
+    name, _, query = str(text).partition("?")
+    return f"strategy={name}" + (f"&{query}" if query else "")
 
 
 def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]:

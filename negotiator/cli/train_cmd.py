@@ -56,7 +56,7 @@ def train_command(
     invalid_penalty: Annotated[float, typer.Option(help="Subtracted from the reward at an invalid-answer rate of 1.")] = 0.1,
     scale_rewards: Annotated[str, typer.Option(help="Divide GRPO advantages by the reward std of the whole step (batch), of each group (group: TRL's default) or not at all (none).")] = "batch",
     train_messages: Annotated[Optional[bool], typer.Option("--train-messages/--no-train-messages", help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer is not rule-based (rule buyers read only the terms, so message tokens are noise to them).")] = None,
-    strategy: Annotated[str, typer.Option(help="The seller that plays the rollouts: none (the pure LLM policy, which writes its own terms) or a strategy (boulware, linear, conceder, tft, hardliner: the assisted seller, whose model learns which offer to pick and what to say).")] = "none",
+    strategy: Annotated[Optional[str], typer.Option(help="The seller that plays the rollouts: a strategy with its settings as in a seller spec (boulware?candidates=3, the default: the assisted seller, whose model learns which of three offers to pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms).")] = None,
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
     lora_layers: Annotated[Optional[int], typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")] = None,
     buyer: Annotated[Optional[list[str]], typer.Option(help="Training buyer spec; repeat for several. Default: rule-based tactics with training-only parameters.")] = None,

@@ -118,6 +118,13 @@ class Strategy:
     def name(self) -> str:
         return self.schedule.name
 
+    @property
+    def opens_moves(self) -> bool:
+        """Whether a model playing this strategy chooses any move (more than one candidate,
+        accepting within a leeway, walking away, its own terms); with none open, the
+        strategy sets every move and the model writes only the words."""
+        return self.candidates > 1 or self.leeway > 0 or self.own_terms or self.walk_away
+
     def index(self, situation: Situation) -> OutcomeIndex:
         return OutcomeIndex.shared(situation.space, situation.preferences, situation.limits)
 
