@@ -128,8 +128,7 @@ class TrainConfig(BaseModel):
         from negotiator.agent.seller import parse_strategy
 
         plan = parse_strategy(self.strategy)  # an unknown name or setting is a UsageError naming the choices
-        rule_pool = all(b.startswith("rule/") for b in self.buyers or [])  # None: the default pool, rule-based
-        if plan is not None and not plan.opens_moves and rule_pool:
+        if plan is not None and not plan.opens_moves and rule_based(self.buyers):
             raise UsageError(
                 f"--strategy {self.strategy} leaves the model no move to choose (one candidate, no leeway, no walk-away, "
                 "no own terms) and rule-based buyers read only the terms: every negotiation of a group would get the "
@@ -151,6 +150,11 @@ class TrainConfig(BaseModel):
         return {k: data[k] for k in RUN_KEYS}
 
 
+def rule_based(buyers: list[str] | None) -> bool:
+    """Whether every training buyer is rule-based (None: the default pool, which is)."""
+    return all(b.startswith("rule/") for b in buyers or [])
+
+
 def resolve(profile: Profile, **given) -> TrainConfig:
     """A config for ``profile`` with the options the user gave (None: the profile's default;
     0 for ``max_rounds`` or ``lora_layers``: no cap)."""
@@ -161,7 +165,7 @@ def resolve(profile: Profile, **given) -> TrainConfig:
         if values.get(cap) == 0:
             values[cap] = None
     if values.get("train_messages") is None:
-        values["train_messages"] = any(not b.startswith("rule/") for b in values.get("buyers") or [])
+        values["train_messages"] = not rule_based(values.get("buyers"))
     try:
         cfg = TrainConfig(profile=profile, **values)
     except ValueError as e:  # pydantic's message names the field and the rule
