@@ -195,3 +195,25 @@ def test_real_gguf_converts_to_a_loadable_folder(home):
     ids = tok.apply_chat_template([{"role": "user", "content": "Say hi."}], add_generation_prompt=True, return_tensors="pt", return_dict=True)
     out = model.generate(**ids, max_new_tokens=5, do_sample=False)
     assert out.shape[1] > ids["input_ids"].shape[1]
+
+
+def test_a_training_run_plays_the_strategy_it_trained_with(tmp_path):
+    """``local/RUN`` is the seller the run trained: its model and its strategy's settings;
+    a spec's own ``strategy=`` still wins, and a run from before strategies is the pure policy."""
+    from negotiator.agent.seller import SellerAgent, split_spec
+    from negotiator.models.local.servers import trained_strategy
+
+    run = tmp_path / "run"
+    (run / "merged").mkdir(parents=True)
+    (run / "merged" / "config.json").write_text(json.dumps({"model_type": "gemma3_text"}))
+    (run / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "strategy": "boulware?candidates=3"}))
+    assert trained_strategy(str(run)) == trained_strategy(str(run / "merged")) == "boulware?candidates=3"
+    assert split_spec(f"local/{run}") == (f"local/{run}", {"strategy": "boulware", "candidates": "3"})
+    assert SellerAgent(f"local/{run}").strategy.candidates == 3  # no server starts until the first turn
+    assert "plays the strategy it trained with, boulware?candidates=3" in resolve_target(str(run)).note
+    assert split_spec(f"local/{run}?candidates=2")[1] == {"strategy": "boulware", "candidates": "2"}  # the spec's setting wins
+    assert split_spec(f"local/{run}/merged?strategy=none")[1] == {"strategy": "none"}
+    (run / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "lr": 6e-4}))  # before --strategy existed
+    assert split_spec(f"local/{run}")[1] == {"strategy": "none"}
+    # anything that is not a training run keeps the seller's default strategy
+    assert trained_strategy(str(run / "merged" / "config.json")) is None and split_spec("local/gemma-3-270m")[1] == {}

@@ -90,6 +90,12 @@ def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]
         return model, {}
     s = parse_spec(model)
     ours = {k: v for k, v in s.params.items() if k in STRATEGY_KEYS}
+    if s.kind == "local" and "strategy" not in ours:  # a training run plays the strategy it trained with
+        from ..models.local.servers import trained_strategy
+
+        trained = trained_strategy(s.name)
+        if trained is not None:
+            ours = {**dict(parse_qsl(strategy_params(trained))), **ours}
     if not ours:
         return model, {}
     rest = {k: v for k, v in s.params.items() if k not in STRATEGY_KEYS}

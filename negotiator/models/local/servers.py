@@ -91,14 +91,30 @@ def _is_training_run(path: Path) -> bool:
     return False
 
 
+def trained_strategy(name: str) -> str | None:
+    """The seller strategy a ``negotiator train`` run trained with (``boulware?candidates=3``,
+    ``none``), for a ``local/`` name that is a run folder or its merged/ or adapter/; None for
+    any other name. A run written before training had strategies trained the pure policy."""
+    path = Path(name).expanduser()
+    for run in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
+        if run.is_dir() and _is_training_run(run):
+            try:
+                config = json.loads((run / "config.json").read_text())
+            except (OSError, ValueError):
+                return None
+            return str(config.get("strategy", "none")) if isinstance(config, dict) else None
+    return None
+
+
 def _training_run_target(name: str, run: Path) -> Target:
     """The model of a training run: its merged model, else its LoRA adapter (a run saves both at its end)."""
+    plays = f"; the seller plays the strategy it trained with, {trained_strategy(str(run))} (override with ?strategy=)"
     if (run / "merged" / "config.json").is_file():
         t = _folder_target(name, run / "merged")
-        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}")
+        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}{plays}")
     if (run / "adapter" / "adapter_config.json").is_file():
         t = _folder_target(name, run / "adapter")
-        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its LoRA adapter, {run / 'adapter'}, on {t.base}")
+        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its LoRA adapter, {run / 'adapter'}, on {t.base}{plays}")
     raise UsageError(
         f"local/{name} is a training run folder with no model saved yet (no merged/ or adapter/): it is still training "
         f"or stopped before its first save. Rerun its `negotiator train --out {run}` command to resume it, then evaluate it"
