@@ -71,17 +71,23 @@ def seller_strategy(strategy: Strategy | str | None, params: dict | None = None)
         raise UsageError(f"{e}; strategies: {', '.join(STRATEGY_NAMES)} or none") from None
 
 
-def parse_strategy(text: str) -> Strategy | None:
-    """A strategy written as a seller spec's settings are: ``boulware``,
-    ``boulware?candidates=3&leeway=0.02``, or ``none`` (the pure LLM policy)."""
+def strategy_settings(text: str) -> dict[str, str]:
+    """The seller-spec settings of a strategy written as ``boulware``,
+    ``boulware?candidates=3&leeway=0.02`` or ``none`` (the pure LLM policy):
+    ``{"strategy": "boulware", "candidates": "3", ...}``."""
     name, _, query = str(text).partition("?")
-    return seller_strategy(name, dict(parse_qsl(query, keep_blank_values=True)) or None)
+    return {"strategy": name, **dict(parse_qsl(query, keep_blank_values=True))}
+
+
+def parse_strategy(text: str) -> Strategy | None:
+    """The strategy ``text`` writes (see :func:`strategy_settings`), or a UsageError."""
+    settings = strategy_settings(text)
+    return seller_strategy(settings.pop("strategy"), settings or None)
 
 
 def strategy_params(text: str) -> str:
     """The seller-spec query that plays ``text`` (``boulware?candidates=3`` -> ``strategy=boulware&candidates=3``)."""
-    name, _, query = str(text).partition("?")
-    return f"strategy={name}" + (f"&{query}" if query else "")
+    return urlencode(strategy_settings(text))
 
 
 def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]:
@@ -95,7 +101,7 @@ def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]
 
         trained = trained_strategy(s.name)
         if trained is not None:
-            ours = {**dict(parse_qsl(strategy_params(trained))), **ours}
+            ours = {**strategy_settings(trained), **ours}
     if not ours:
         return model, {}
     rest = {k: v for k, v in s.params.items() if k not in STRATEGY_KEYS}
