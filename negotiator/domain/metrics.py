@@ -12,7 +12,8 @@ at the disagreement point ``(r_s, r_b)``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,29 +32,40 @@ def seller_score(scenario: Scenario, terms: Offer | None) -> float:
 
 @dataclass(frozen=True)
 class ScenarioAnalysis:
-    frontier: tuple[tuple[float, float], ...]  # (U_s, U_b) sorted by U_s ascending
     nash: tuple[float, float] | None  # None when there is no zone of agreement
     nash_terms: Offer | None
     best_joint_margin: float  # max over allowed outcomes of min(U_s - r_s, U_b - r_b)
+    scenario: Scenario = field(repr=False, compare=False)
+
+    @cached_property
+    def frontier(self) -> tuple[tuple[float, float], ...]:
+        """(U_s, U_b) of the whole outcome space's Pareto frontier, U_s ascending. Computed when
+        first asked for: planning a suite needs only the zone of agreement."""
+        return tuple(map(tuple, self.polyline.tolist()))
+
+    @cached_property
+    def polyline(self):
+        """``frontier`` as an (n, 2) numpy array, for distances to it."""
+        import numpy as np
+
+        full = _front(self.scenario, within_limits=False)
+        return np.column_stack((full.us[::-1], full.ub[::-1]))
 
 
 Point = tuple[float, float, tuple]
 
 
-def _pareto_order(us: list[float], ub: list[float]) -> list[int]:
+def _pareto_order(us, ub):
     """Indices of the Pareto-optimal points (maximising both utilities), U_s descending.
 
-    Ties keep U_b descending, then the given order. Two stable sorts on C-level keys do what
-    one sort on ``(-U_s, -U_b)`` would, without building a key tuple per point."""
-    order = sorted(range(len(us)), key=ub.__getitem__, reverse=True)
-    order.sort(key=us.__getitem__, reverse=True)
-    kept, top = [], -1.0
-    for i in order:
-        u = ub[i]
-        if u > top + 1e-12:
-            kept.append(i)
-            top = u
-    return kept
+    Ties keep U_b descending, then the given order (``lexsort`` is stable); a point is kept
+    when it beats every point before it on U_b by more than 1e-12."""
+    import numpy as np
+
+    order = np.lexsort((-ub, -us))
+    sub = ub[order]
+    best_before = np.maximum.accumulate(np.concatenate(([-1.0], sub[:-1])))
+    return order[sub > best_before + 1e-12]
 
 
 def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: int = 201) -> list[Point]:
@@ -62,37 +74,60 @@ def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: 
     Utilities are additive, so the frontier of the whole space is the pruned sum of the
     per-issue frontiers: built issue by issue it stays small and exact on the grid
     (``points`` values per numeric issue). ``within_limits`` drops values the seller's
-    per-issue hard limits forbid. The sums are kept as plain float lists and the terms are
-    put together only for the points that survive a step (most of the products do not).
+    per-issue hard limits forbid.
     """
-    s, b = scenario.seller, scenario.buyer
-    lim = scenario.seller_limits
-    fus, fub, fvals = [0.0], [0.0], [()]
-    for issue in scenario.space.issues:
-        k = issue.name
-        values = list(issue.options) if issue.kind == "discrete" else issue.grid(points)
-        if within_limits:
-            lo, hi = lim.minimum.get(k), lim.maximum.get(k)
-            values = [
-                v for v in values
-                if (lo is None or float(v) >= lo) and (hi is None or float(v) <= hi) and v not in lim.forbidden.get(k, ())
-            ]
-        ws, wb = s.weights[k], b.weights[k]
-        vs, vb = s.values[k], b.values[k]
-        cus, cub = [ws * vs(v) for v in values], [wb * vb(v) for v in values]
-        kept = _pareto_order(cus, cub)
-        pus, pub, pvals = [cus[i] for i in kept], [cub[i] for i in kept], [values[i] for i in kept]
-        # Every (front point, issue value) pair, front-major: point i with value j sits at i * n + j.
-        n = len(kept)
-        us = [a + c for a in fus for c in pus]
-        ub = [d + e for d in fub for e in pub]
-        kept = _pareto_order(us, ub)
-        fus, fub = [us[i] for i in kept], [ub[i] for i in kept]
-        fvals = [fvals[i // n] + (pvals[i % n],) for i in kept]
-    return list(zip(fus, fub, fvals))
+    front = _Front.of(scenario, within_limits, points)
+    return [(float(a), float(c), front.terms(i)) for i, (a, c) in enumerate(zip(front.us, front.ub))]
+
+
+@dataclass(frozen=True)
+class _Front:
+    """A frontier as arrays: utilities, U_s descending, and each point's value per issue
+    (an index into ``choices``); terms are put together only for the points asked for."""
+
+    us: object  # numpy arrays
+    ub: object
+    picks: object
+    choices: tuple[list, ...]
+
+    @classmethod
+    def of(cls, scenario: Scenario, within_limits: bool, points: int) -> _Front:
+        import numpy as np
+
+        s, b = scenario.seller, scenario.buyer
+        lim = scenario.seller_limits
+        fus, fub = np.zeros(1), np.zeros(1)
+        picks = np.zeros((1, 0), dtype=np.int64)
+        choices = []
+        for issue in scenario.space.issues:
+            k = issue.name
+            values = list(issue.options) if issue.kind == "discrete" else issue.grid(points)
+            if within_limits:
+                lo, hi = lim.minimum.get(k), lim.maximum.get(k)
+                values = [
+                    v for v in values
+                    if (lo is None or float(v) >= lo) and (hi is None or float(v) <= hi) and v not in lim.forbidden.get(k, ())
+                ]
+            ws, wb = s.weights[k], b.weights[k]
+            vs, vb = s.values[k], b.values[k]
+            cus, cub = np.array([ws * vs(v) for v in values]), np.array([wb * vb(v) for v in values])
+            kept = _pareto_order(cus, cub)
+            choices.append([values[i] for i in kept])
+            # Every (front point, issue value) pair, front-major: point i with value j sits at i * n + j.
+            n = len(kept)
+            us = (fus[:, None] + cus[kept][None, :]).ravel()
+            ub = (fub[:, None] + cub[kept][None, :]).ravel()
+            kept = _pareto_order(us, ub)
+            fus, fub = us[kept], ub[kept]
+            picks = np.column_stack((picks[kept // n], kept % n))
+        return cls(fus, fub, picks, tuple(choices))
+
+    def terms(self, i: int) -> tuple:
+        return tuple(self.choices[j][v] for j, v in enumerate(self.picks[i].tolist()))
 
 
 _CACHE: dict[str, ScenarioAnalysis] = {}
+_FRONTIERS: dict[tuple, _Front] = {}
 
 
 def analysis(scenario: Scenario) -> ScenarioAnalysis:
@@ -105,38 +140,54 @@ def analysis(scenario: Scenario) -> ScenarioAnalysis:
     return _CACHE[key]
 
 
+def _front(scenario: Scenario, *, within_limits: bool) -> _Front:
+    """A frontier on the 201-point grid. It does not depend on the reservations, so a persona
+    whose reservation is lowered until a zone of agreement opens reuses it."""
+    key = (
+        within_limits,
+        scenario.space.model_dump_json(),
+        scenario.seller.model_dump_json(exclude={"reservation"}),
+        scenario.buyer.model_dump_json(exclude={"reservation"}),
+        scenario.seller_limits.model_dump_json(exclude={"min_utility"}) if within_limits else "",
+    )
+    if key not in _FRONTIERS:
+        if len(_FRONTIERS) > 4096:
+            _FRONTIERS.clear()
+        _FRONTIERS[key] = _Front.of(scenario, within_limits, 201)
+    return _FRONTIERS[key]
+
+
 def _analyse(scenario: Scenario) -> ScenarioAnalysis:
+    import numpy as np
+
     s, b = scenario.seller, scenario.buyer
-    full = pareto_frontier(scenario)
-    allowed = pareto_frontier(scenario, within_limits=True)
+    allowed = _front(scenario, within_limits=True)
     rs = scenario.seller_limits.utility_floor(s)
     rb = b.reservation
-    nash, nash_terms, best = None, None, -1.0
-    margin = -1.0
-    names = scenario.space.names
-    for us, ub, values in allowed:
-        margin = max(margin, min(us - rs, ub - rb))
-        if us >= rs and ub >= rb:
-            prod = (us - s.reservation) * (ub - rb)
-            if prod > best:
-                best, nash, nash_terms = prod, (us, ub), dict(zip(names, values))
-    frontier = tuple((us, ub) for us, ub, _ in reversed(full))
-    return ScenarioAnalysis(frontier, nash, nash_terms, margin)
+    margin = float(np.max(np.minimum(allowed.us - rs, allowed.ub - rb)))
+    zone = (allowed.us >= rs) & (allowed.ub >= rb)
+    nash, nash_terms = None, None
+    if zone.any():
+        prod = np.where(zone, (allowed.us - s.reservation) * (allowed.ub - rb), -np.inf)
+        i = int(np.argmax(prod))  # the first of the best, in U_s-descending order
+        nash = (float(allowed.us[i]), float(allowed.ub[i]))
+        nash_terms = dict(zip(scenario.space.names, allowed.terms(i)))
+    return ScenarioAnalysis(nash, nash_terms, margin, scenario)
 
 
-def _pareto_distance(front: tuple[tuple[float, float], ...], p: tuple[float, float]) -> float:
-    """Euclidean distance from ``p`` to the frontier polyline; 0 when nothing dominates ``p``."""
-    if not any(f[0] >= p[0] - 1e-9 and f[1] >= p[1] - 1e-9 and (f[0] > p[0] + 1e-9 or f[1] > p[1] + 1e-9) for f in front):
+def _pareto_distance(front, p: tuple[float, float]) -> float:
+    """Euclidean distance from ``p`` to the frontier polyline (an (n, 2) array, U_s
+    ascending); 0 when nothing dominates ``p``."""
+    import numpy as np
+
+    x, y = front[:, 0], front[:, 1]
+    if not np.any((x >= p[0] - 1e-9) & (y >= p[1] - 1e-9) & ((x > p[0] + 1e-9) | (y > p[1] + 1e-9))):
         return 0.0
-    best = min(math.dist(p, f) for f in front)
-    for a, c in zip(front, front[1:]):
-        dx, dy = c[0] - a[0], c[1] - a[1]
-        L = dx * dx + dy * dy
-        if L == 0:
-            continue
-        t = max(0.0, min(1.0, ((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / L))
-        best = min(best, math.dist(p, (a[0] + t * dx, a[1] + t * dy)))
-    return best
+    a, d = front[:-1], np.diff(front, axis=0)
+    length = np.einsum("ij,ij->i", d, d)
+    t = np.clip(np.einsum("ij,ij->i", p - a, d) / np.where(length > 0, length, 1.0), 0.0, 1.0)
+    nearest = np.vstack((front, a + t[:, None] * d))  # the vertices and each segment's nearest point
+    return float(np.sqrt(np.min(np.einsum("ij,ij->i", nearest - p, nearest - p))))
 
 
 class OutcomeMetrics(BaseModel):
@@ -172,7 +223,7 @@ def outcome_metrics(scenario: Scenario, terms: Offer | None, turns: int) -> Outc
         buyer_utility=round(ub, 6),
         buyer_reservation=b.reservation,
         joint_utility=round(us + ub, 6),
-        pareto_distance=round(_pareto_distance(a.frontier, (us, ub)), 6),
+        pareto_distance=round(_pareto_distance(a.polyline, (us, ub)), 6),
         nash_distance=None if a.nash is None else round(math.dist((us, ub), a.nash), 6),
         rounds=(turns + 1) // 2,
         turns=turns,
