@@ -32,14 +32,13 @@ def bids(
         return [dict(index.ideal)]
     if model is None and k == 1:
         return [index.offer(target, toward=toward, window=window)]
-    band = index.band(target, window)
+    band = index.tuned_band(target, window)
     if not band:
         return [dict(index.ideal)]
     # Distinct tuned offers, first occurrence first (the band's order breaks ties below).
     names = index.space.names
     distinct: dict[tuple, Offer] = {}
-    for o in band:
-        t = index.fine_tune(dict(o), target)
+    for t in band:
         distinct.setdefault(tuple(t[n] for n in names), t)
     tuned = list(distinct.values())
 

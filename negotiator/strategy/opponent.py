@@ -28,6 +28,9 @@ from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
 from ..domain.utility import LinearValue, Preferences
 
 
+_TERMS = "\0terms"  # the _estimates entry: (the weights, every issue's estimate in their order)
+
+
 @dataclass
 class FrequencyModel:
     space: OutcomeSpace
@@ -99,7 +102,22 @@ class FrequencyModel:
 
     def utility(self, offer: Offer) -> float:
         """Estimated utility of ``offer`` to the other side."""
-        return sum(w * self.value(k, offer[k]) for k, w in self.weights.items())
+        cached = self._estimates.get(_TERMS)
+        if cached is None or cached[0] is not self.weights:  # what ``value`` looks up, once per offer seen
+            for k in self.weights:
+                self.value(k, offer[k])
+            cached = self._estimates[_TERMS] = (
+                self.weights, [(k, w, self._estimates[k], self._issues[k]) for k, w in self.weights.items()]
+            )
+        terms = cached[1]
+        total = 0
+        for k, w, estimate, issue in terms:
+            if estimate is True or estimate is False:  # numeric: best at the high end, or the low one
+                t = (float(offer[k]) - issue.low) / (issue.high - issue.low)
+                total += w * (t if estimate else 1.0 - t)
+            else:
+                total += w * estimate[str(offer[k])]
+        return total
 
     def heaviest(self) -> str:
         """The issue the other side seems to care most about."""

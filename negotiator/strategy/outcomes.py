@@ -52,6 +52,8 @@ class OutcomeIndex:
         self.u_max = prefs.utility(self.ideal)
         numeric = [i for i in space.issues if isinstance(i, NumericIssue)]
         self.tune = max(numeric, key=lambda i: prefs.weights[i.name]) if numeric else None
+        self._rest: dict[int, float] = {}  # per indexed outcome: its utility without the tuned issue's part
+        self._floor = self.limits.utility_floor(prefs)
         # What ``distance`` needs per issue, looked up once: bidding measures every candidate.
         self._scales = [
             (i.name, "numeric", None, i.high - i.low) if isinstance(i, NumericIssue)
@@ -106,33 +108,71 @@ class OutcomeIndex:
     def band(self, target: float, window: float = 0.05) -> list[Offer]:
         """The outcomes worth at least ``target``, up to ``window`` above the cheapest of them
         (lowest utility first); empty when nothing on the grid reaches the target."""
+        return [o for _, o in self.outcomes[slice(*self._band(target, window))]]
+
+    def _band(self, target: float, window: float) -> tuple[int, int]:
+        """Where ``band`` lies in ``outcomes``."""
         i = bisect.bisect_left(self._utils, target - 1e-9)
         if i == len(self._utils):
-            return []
-        j = bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
-        return [o for _, o in self.outcomes[i:j]]
+            return i, i
+        return i, bisect.bisect_right(self._utils, max(self._utils[i], target) + window, lo=i)
+
+    def tuned_band(self, target: float, window: float = 0.05) -> list[Offer]:
+        """``fine_tune(o, target)`` of each outcome of ``band``, in its order. The part of each
+        outcome's utility that tuning keeps is computed once per outcome: bidding tunes the
+        same outcomes move after move."""
+        i, j = self._band(target, window)
+        if self.tune is None or self.prefs.weights[self.tune.name] <= 0:
+            return [dict(o) for _, o in self.outcomes[i:j]]
+        name, vf = self.tune.name, self.prefs.values[self.tune.name]
+        w, rests, out = self.prefs.weights[name], self._rest, []
+        for pos in range(i, j):
+            offer = self.outcomes[pos][1]
+            rest = rests.get(pos)
+            if rest is None:
+                rest = rests[pos] = self.prefs.utility(offer) - w * vf(offer[name])
+            tuned = self._tune(offer, rest, target)
+            out.append(dict(offer) if tuned is offer else tuned)  # callers own what they get
+        return out
 
     def fine_tune(self, offer: Offer, target: float) -> Offer:
         """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""
         if self.tune is None:
             return offer
-        issue, vf = self.tune, self.prefs.values[self.tune.name]
-        assert isinstance(vf, LinearValue)
-        w = self.prefs.weights[issue.name]
+        w = self.prefs.weights[self.tune.name]
         if w <= 0:
             return offer
-        rest = self.prefs.utility(offer) - w * vf(offer[issue.name])
+        rest = self.prefs.utility(offer) - w * self.prefs.values[self.tune.name](offer[self.tune.name])
+        return self._tune(offer, rest, target)
+
+    def _tune(self, offer: Offer, rest: float, target: float) -> Offer:
+        """``offer`` with the tuned issue set so that ``rest`` plus its part reaches ``target``;
+        ``offer`` itself where no value of the issue does, or the tuned terms cross a limit."""
+        issue, vf = self.tune, self.prefs.values[self.tune.name]
+        assert isinstance(vf, LinearValue)
+        name, w = issue.name, self.prefs.weights[issue.name]
         need = (target - rest) / w
         if not 0.0 <= need <= 1.0:
             return offer
         x = vf.inverse(need)
         # Snap towards this side's preferred direction so the utility stays >= target.
         cand = issue.snap(x)
-        if vf(cand) < need - 1e-12:
+        v = vf(cand)
+        if v < need - 1e-12:
             step = issue.step if vf.best > vf.worst else -issue.step
             cand = issue.snap(float(cand) + step)
-        tuned = {**offer, issue.name: cand}
-        return tuned if self.limits.allows(tuned, self.prefs) else offer
+            v = vf(cand)
+        # The limits: the other issues' values are the indexed outcome's, within them already.
+        lo, hi = self.limits.minimum.get(name), self.limits.maximum.get(name)
+        if (lo is not None and float(cand) < lo) or (hi is not None and float(cand) > hi):
+            return offer
+        tuned = {**offer, name: cand}
+        # The floor, as HardLimits.violations judges it: ``rest + w * v`` is the tuned utility up
+        # to rounding, so the exact sum is needed only right at the floor.
+        u, bar = rest + w * v, self._floor - 1e-9
+        if u < bar - 1e-10 or (u < bar + 1e-10 and self.prefs.utility(tuned) < bar):
+            return offer
+        return tuned
 
     def distance(self, a: Offer, b: Offer) -> float:
         """Normalised distance between two offers (0 = same terms, 1 per fully different issue)."""
