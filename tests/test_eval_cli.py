@@ -80,15 +80,15 @@ def test_bad_input_is_a_usage_error(args, message):
     assert message in r.stderr and "Traceback" not in r.stderr
 
 
-def test_without_numpy_eval_still_runs_and_report_says_what_to_install(tmp_path):
-    """numpy and matplotlib come with the evals extra; the base install still evaluates."""
-    no_numpy = "import sys; sys.modules['numpy'] = None; sys.modules['matplotlib'] = None; sys.argv[0] = 'negotiator'; " \
+def test_without_matplotlib_eval_still_runs_and_report_says_what_to_install(tmp_path):
+    """matplotlib comes with the evals extra; the base install still evaluates, with its CIs."""
+    no_plots = "import sys; sys.modules['matplotlib'] = None; sys.argv[0] = 'negotiator'; " \
                "from negotiator.cli import main; main()"
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-c", no_numpy, "eval", "--seller", "rule/boulware", "--limit", "4", "--out", str(out), "--quiet"],
+    r = subprocess.run([sys.executable, "-c", no_plots, "eval", "--seller", "rule/boulware", "--limit", "4", "--out", str(out), "--quiet"],
                        capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 0, r.stderr
-    assert "need numpy: pip install numpy matplotlib" in r.stdout
-    assert json.loads((out / "summary.json").read_text())["overall"]["seller_score_ci"] is None
-    r = subprocess.run([sys.executable, "-c", no_numpy, "report", str(out)], capture_output=True, text=True, env=ENV, timeout=300)
+    low, high = json.loads((out / "summary.json").read_text())["overall"]["seller_score_ci"]
+    assert low <= high
+    r = subprocess.run([sys.executable, "-c", no_plots, "report", str(out)], capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 2 and "pip install numpy matplotlib" in r.stderr and "evals extra" in r.stderr
