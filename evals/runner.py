@@ -278,11 +278,7 @@ async def run_jobs(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = EpisodeLog(out / "episodes.jsonl")
-    done = episode_ids(log.path)
-    todo = list({j.episode_id: j for j in jobs if j.episode_id not in done}.values())
-    # Longest negotiations first: the batch then ends on short ones instead of waiting for a
-    # long one that started last (stable, so the suite order holds among equals).
-    todo.sort(key=lambda j: -j.scenario.max_turns)
+    todo = todo_jobs(jobs, log)
     limiters = {p: RateLimiter(rpm) for p, rpm in options.rate_limits.items()}
     results: list[Episode] = []
     pending = iter(todo)  # shared by the workers: each job is taken exactly once
@@ -298,7 +294,7 @@ async def run_jobs(
             if on_episode:
                 on_episode(ep)
 
-    with _batch_gc():
+    with batch_gc():
         k = min(options.concurrency, len(todo))
         workers = [asyncio.create_task(worker(i)) for i in range(k)]
         try:
@@ -309,6 +305,16 @@ async def run_jobs(
             await asyncio.gather(*workers, return_exceptions=True)
             raise
     return results
+
+
+def todo_jobs(jobs: list[Job], log: EpisodeLog) -> list[Job]:
+    """The jobs not yet in ``log``, each once, longest negotiations first: the batch then ends
+    on short ones instead of waiting for a long one that started last (stable, so the suite
+    order holds among equals)."""
+    done = episode_ids(log.path)
+    todo = list({j.episode_id: j for j in jobs if j.episode_id not in done}.values())
+    todo.sort(key=lambda j: -j.scenario.max_turns)
+    return todo
 
 
 class _GroupWriter:
@@ -351,7 +357,7 @@ class _GroupWriter:
 
 
 @contextmanager
-def _batch_gc() -> Iterator[None]:
+def batch_gc() -> Iterator[None]:
     """Collect garbage less often, and never scan what existed before the batch.
 
     Dozens of negotiations in flight make many short-lived objects next to many long-lived

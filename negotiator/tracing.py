@@ -153,3 +153,10 @@ def configure_tracing(service_name: str = "negotiator") -> bool:
             raise UsageError(f"OTEL_TRACES_EXPORTER={name!r} is not supported; use console, otlp or none")
     trace.set_tracer_provider(provider)
     return True
+
+
+def flush_tracing() -> None:
+    """Export the spans still buffered (a worker process ends without the atexit hook that would)."""
+    flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    if flush is not None:
+        flush()

@@ -154,6 +154,7 @@ def eval_command(
     out: Annotated[Optional[Path], typer.Option(help="Output folder; rerunning into it resumes. Default runs/<suite>/<seller>.")] = None,
     resume: Annotated[Optional[Path], typer.Option(help="Continue the run in this folder with its recorded settings (after a crash or kill).")] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    workers: Annotated[str, typer.Option(help="Processes for a rule-vs-rule arm: auto (one per core from 200 negotiations on) or a number. Arms with model parties run in one process.")] = "auto",
 ) -> None:
     """Run a seller through an evaluation suite; write episodes.jsonl and summary.json; print a table.
 
@@ -200,6 +201,9 @@ def eval_command(
         rate_limits=rate_limits, call_timeout=timeout, retries=retries,
     )
     options.check()
+    from evals.workers import resolve_workers
+
+    n_workers = resolve_workers(workers, jobs)
     out_dir = out or Path("runs") / suite / _slug(seller)
     try:
         preflight(seller, seller_base_url)
@@ -235,17 +239,29 @@ def eval_command(
 
     # local/ models: prepared (first use) and served before the bar starts, stopped when the run ends or fails.
     import asyncio
+    from contextlib import nullcontext
 
     from evals.runner import run_jobs
+    from evals.summary import row
+    from evals.workers import forked
 
     from ..models.local.servers import local_servers
 
-    with local_servers([seller, *buyers], say=console.print), Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=console, disable=quiet, transient=False,
-    ) as progress:
+    def bar() -> Progress:
+        return Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
+            console=console, disable=quiet, transient=False,
+        )
+
+    # Several processes fork before the bar's thread starts (see evals.workers).
+    with local_servers([seller, *buyers], say=console.print), (
+        forked(jobs, out_dir, options, n_workers) if n_workers > 1 else nullcontext()
+    ) as play, bar() as progress:
         task = progress.add_task(f"{suite}: {seller}", total=len(jobs), completed=already)
-        new = asyncio.run(run_jobs(jobs, out_dir, options, on_episode=lambda ep: progress.advance(task)))
+        if play is not None:
+            new = play(on_row=lambda r: progress.advance(task))
+        else:
+            new = [row(e) for e in asyncio.run(run_jobs(jobs, out_dir, options, on_episode=lambda ep: progress.advance(task)))]
 
     from evals.report import run_table
     from evals.summary import summarize
@@ -255,19 +271,16 @@ def eval_command(
     wanted = {j.episode_id for j in jobs}
     # A fresh run summarises what it just played; reading the log back would parse every
     # episode again (about 1.5 s of CPU for the held-out suite here).
-    episodes = [e for e in (new if not already else read_episodes(log.path)) if e.episode_id in wanted]
-    summary = summarize(episodes)
+    rows = [r for r in (new if not already else map(row, read_episodes(log.path))) if r.episode_id in wanted]
+    summary = summarize(rows)
     summary["suite"] = st.key
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(run_table(summary, title=f"{seller} on {suite} ({len(episodes)} negotiations)"))
-    if summary["overall"].get("seller_score") is not None and not summary["overall"].get("seller_score_ci"):
-        console.print("confidence intervals and `negotiator report` need numpy: pip install numpy matplotlib "
-                      "(or install negotiator with its evals extra)")
+    console.print(run_table(summary, title=f"{seller} on {suite} ({len(rows)} negotiations)"))
     console.print(f"episodes: {out_dir / 'episodes.jsonl'}\nsummary:  {out_dir / 'summary.json'}\n"
                   f"report:   negotiator report {out_dir} [OTHER_RUN ...]")
-    errors = [e for e in episodes if e.outcome.ended_by == "error"]
+    errors = [r.error for r in rows if r.metrics is None]
     if errors:
-        console.print(f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): {errors[0].error.message}")
-    if episodes and len(errors) == len(episodes) and all(e.error and e.error.type == "ProviderError" for e in errors):
-        console.print(f"[bold red]every negotiation failed: {errors[0].error.message}[/]")
+        console.print(f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): {errors[0][1] if errors[0] else ''}")
+    if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
+        console.print(f"[bold red]every negotiation failed: {errors[0][1]}[/]")
         raise typer.Exit(EXIT_UNREACHABLE)

@@ -69,7 +69,11 @@ class EpisodeLog:
 
     def append_many(self, episodes: list[Episode]) -> None:
         """Append several episodes with one write and one fsync (a batch runner's group commit)."""
-        data = "".join(e.model_dump_json() + "\n" for e in episodes)
+        self.append_lines([e.model_dump_json() for e in episodes])
+
+    def append_lines(self, lines: list[str]) -> None:
+        """Append episodes already serialised (``Episode.model_dump_json``), one write and one fsync."""
+        data = "".join(line + "\n" for line in lines)
         with self._lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(data)
             f.flush()
