@@ -2,6 +2,7 @@
 
     python benchmarks/train_rollout.py                       # the embedded Gemma 3 270M, cpu profile
     python benchmarks/train_rollout.py --base local/tiny-random-gemma --dtype float32
+    python benchmarks/train_rollout.py --strategy none        # the pure policy's rollouts (the recorded figures)
 
 Three measurements, printed side by side:
 
@@ -62,7 +63,7 @@ def rollout_phase(base, args):
 
     pool = BuyerPool(scenario_seeds=tuple(range(100, 100 + args.prompts)), max_rounds=args.max_rounds)
     tasks = [t for t in pool_tasks(pool, args.prompts, seed=args.seed) for _ in range(args.group)]
-    settings = RolloutSettings(max_tokens=args.max_tokens, **served_sampling(base.path))
+    settings = RolloutSettings(max_tokens=args.max_tokens, strategy=args.strategy, **served_sampling(base.path))
     decoder = Decoder(base.model.eval(), base.tokenizer)
     engine = RecordingEngine(decoder)
     batcher = Batcher(engine, sampling=settings.sampling)
@@ -106,6 +107,7 @@ def training_steps(args):
             "cpu", out=Path(tmp) / "run", base=args.base, steps=args.steps, lr=1e-5, dtype=args.dtype,
             num_generations=args.group, prompts_per_step=args.prompts, max_tokens=args.max_tokens,
             max_rounds=args.max_rounds, scenario_seeds=list(range(100, 100 + args.steps * args.prompts)), save_steps=10**6,
+            strategy=args.strategy,
         )
         train(cfg, progress=False)
         return [json.loads(x) for x in (cfg.out / "metrics.jsonl").read_text().splitlines()]
@@ -121,8 +123,15 @@ def main() -> None:
     p.add_argument("--max-rounds", type=int, default=4)
     p.add_argument("--steps", type=int, default=1, help="training steps to time (0: skip)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--strategy", default=None,
+                   help="the seller of the rollouts and the step, as `negotiator train --strategy` takes it "
+                        "(default: train's, the assisted seller; none: the pure policy)")
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args()
+    if args.strategy is None:
+        from train.config import TRAIN_STRATEGY
+
+        args.strategy = TRAIN_STRATEGY
 
     import torch
 
@@ -140,6 +149,7 @@ def main() -> None:
         "raw_tokens": raw_tokens, "raw_s": round(raw_s, 2), "raw_tokens_per_s": round(raw_tps, 2),
         "ratio": round(roll_tps / raw_tps, 3),
     }
+    print(f"{args.base}, seller strategy {args.strategy}")
     print(f"{'':28}{'rollout (GRPO step)':>22}{'raw model.generate':>22}")
     print(f"{'tokens':28}{stats.tokens:>22}{raw_tokens:>22}")
     print(f"{'seconds':28}{roll_s:>22.1f}{raw_s:>22.1f}")
