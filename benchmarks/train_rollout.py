@@ -116,7 +116,7 @@ def training_steps(args):
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--base", default="local/gemma-3-270m")
-    p.add_argument("--dtype", default="bfloat16")
+    p.add_argument("--dtype", default="auto", help="auto: as `negotiator train --profile cpu` resolves it (train.config.cpu_dtype)")
     p.add_argument("--prompts", type=int, default=2, help="GRPO groups per step (cpu profile: 2)")
     p.add_argument("--group", type=int, default=4, help="negotiations per group (cpu profile: 4)")
     p.add_argument("--max-tokens", type=int, default=128, help="cpu profile: 128")
@@ -128,10 +128,12 @@ def main() -> None:
                         "(default: train's, the assisted seller; none: the pure policy)")
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args()
-    if args.strategy is None:
-        from train.config import TRAIN_STRATEGY
+    from train.config import TRAIN_STRATEGY, cpu_dtype
 
+    if args.strategy is None:
         args.strategy = TRAIN_STRATEGY
+    if args.dtype == "auto":
+        args.dtype = cpu_dtype()
 
     import torch
 
@@ -149,7 +151,7 @@ def main() -> None:
         "raw_tokens": raw_tokens, "raw_s": round(raw_s, 2), "raw_tokens_per_s": round(raw_tps, 2),
         "ratio": round(roll_tps / raw_tps, 3),
     }
-    print(f"{args.base}, seller strategy {args.strategy}")
+    print(f"{args.base} in {args.dtype}, seller strategy {args.strategy}")
     print(f"{'':28}{'rollout (GRPO step)':>22}{'raw model.generate':>22}")
     print(f"{'tokens':28}{stats.tokens:>22}{raw_tokens:>22}")
     print(f"{'seconds':28}{roll_s:>22.1f}{raw_s:>22.1f}")

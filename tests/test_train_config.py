@@ -65,3 +65,14 @@ def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     assert strategy_params("boulware?candidates=3") == "strategy=boulware&candidates=3"
     seller = SellerAgent(f"scripted/boulware?{strategy_params('boulware?candidates=3')}")
     assert seller.strategy is not None and seller.strategy.candidates == 3
+
+
+def test_the_cpu_profile_trains_in_bf16_only_where_the_cpu_multiplies_it_natively(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: False)
+    assert resolve("cpu", out=tmp_path).dtype == "float32"  # emulated bf16 ran 21x slower here
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+    assert resolve("cpu", out=tmp_path).dtype == "bfloat16"
+    assert resolve("cpu", out=tmp_path, dtype="float32").dtype == "float32"  # a choice given is kept
+    assert resolve("gpu", out=tmp_path).dtype == "bfloat16"
