@@ -52,14 +52,17 @@ def cores() -> int:
 def resolve_workers(workers: int | str | None, jobs: list[Job]) -> int:
     """How many processes play ``jobs``: ``auto`` (or None) is one per core for a rule-only
     arm of at least ``AUTO_MIN_JOBS`` negotiations, else 1; a number is checked."""
+    forks = "fork" in multiprocessing.get_all_start_methods()  # not on Windows
     if workers in (None, "auto"):
-        return min(cores(), 8) if len(jobs) >= AUTO_MIN_JOBS and rule_only(jobs) else 1
+        return min(cores(), 8) if forks and len(jobs) >= AUTO_MIN_JOBS and rule_only(jobs) else 1
     try:
         n = int(workers)  # type: ignore[arg-type]
     except ValueError:
         raise UsageError(f"--workers {workers}: give a number of processes, or auto") from None
     if n < 1:
         raise UsageError("--workers must be at least 1 (or auto)")
+    if n > 1 and not forks:
+        raise UsageError(f"--workers {n}: this platform cannot fork processes; use --workers 1")
     if n > 1 and not rule_only(jobs):
         raise UsageError(
             f"--workers {n}: only rule-vs-rule arms run in several processes; an arm with model parties "
