@@ -143,7 +143,9 @@ class OutcomeIndex:
         if w <= 0:
             return offer
         rest = self.prefs.utility(offer) - w * self.prefs.values[self.tune.name](offer[self.tune.name])
-        return self._tune(offer, rest, target)
+        tuned = self._tune(offer, rest, target)
+        # Any offer may come here, not only indexed ones: every limit is checked.
+        return tuned if tuned is offer or self.limits.allows(tuned, self.prefs) else offer
 
     def _tune(self, offer: Offer, rest: float, target: float) -> Offer:
         """``offer`` with the tuned issue set so that ``rest`` plus its part reaches ``target``;
