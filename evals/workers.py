@@ -39,7 +39,7 @@ second; the held-out suite's 1,152 take several)."""
 
 def rule_only(jobs: list[Job]) -> bool:
     """Whether every party of every job is a rule party (CPU work in this process)."""
-    return all(parse_spec(spec).kind == "rule" for j in jobs for spec in (j.seller, j.buyer))
+    return all(parse_spec(spec).kind == "rule" for spec in {s for j in jobs for s in (j.seller, j.buyer)})
 
 
 def cores() -> int:

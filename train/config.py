@@ -163,9 +163,9 @@ def cpu_dtype() -> str:
     backward pass of the 270M over 512 tokens took 43 s in bf16 against 2.0 s in float32 on
     an AVX2 machine here (docs/training.md, "Profiles"). The recorded config holds the dtype
     it resolved to."""
-    import torch
+    from negotiator.models.local.engine import bf16_native  # the check the local server serves by
 
-    return "bfloat16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "float32"
+    return "bfloat16" if bf16_native() else "float32"
 
 
 def resolve(profile: Profile, **given) -> TrainConfig:

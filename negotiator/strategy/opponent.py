@@ -28,9 +28,6 @@ from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
 from ..domain.utility import LinearValue, Preferences
 
 
-_TERMS = "\0terms"  # the _estimates entry: (the weights, every issue's estimate in their order)
-
-
 @dataclass
 class FrequencyModel:
     space: OutcomeSpace
@@ -45,6 +42,8 @@ class FrequencyModel:
     # candidate offer, and each would otherwise re-read every offer so far.
     _estimates: dict[str, dict[str, float] | bool] = field(init=False)
     _issues: dict[str, NumericIssue | DiscreteIssue] = field(init=False)
+    # (the weights, each issue's estimate in their order): what ``utility`` reads, built once per offer seen
+    _terms: tuple[dict[str, float], list] | None = field(init=False, default=None)
 
     def __post_init__(self):
         n = len(self.space.issues)
@@ -70,6 +69,7 @@ class FrequencyModel:
             key = str(offer[name])
             counts[key] = counts.get(key, 0.0) + 1.0
         self._estimates.clear()
+        self._terms = None
         if previous is None:
             return
         unmoved = [i.name for i in self.space.issues if self._unmoved(i, previous, offer)]
@@ -102,14 +102,11 @@ class FrequencyModel:
 
     def utility(self, offer: Offer) -> float:
         """Estimated utility of ``offer`` to the other side."""
-        cached = self._estimates.get(_TERMS)
-        if cached is None or cached[0] is not self.weights:  # what ``value`` looks up, once per offer seen
+        if self._terms is None or self._terms[0] is not self.weights:
             for k in self.weights:
                 self.value(k, offer[k])
-            cached = self._estimates[_TERMS] = (
-                self.weights, [(k, w, self._estimates[k], self._issues[k]) for k, w in self.weights.items()]
-            )
-        terms = cached[1]
+            self._terms = (self.weights, [(k, w, self._estimates[k], self._issues[k]) for k, w in self.weights.items()])
+        terms = self._terms[1]
         total = 0
         for k, w, estimate, issue in terms:
             if estimate is True or estimate is False:  # numeric: best at the high end, or the low one

@@ -124,28 +124,28 @@ class OutcomeIndex:
         i, j = self._band(target, window)
         if self.tune is None or self.prefs.weights[self.tune.name] <= 0:
             return [dict(o) for _, o in self.outcomes[i:j]]
-        name, vf = self.tune.name, self.prefs.values[self.tune.name]
-        w, rests, out = self.prefs.weights[name], self._rest, []
+        rests, out = self._rest, []
         for pos in range(i, j):
             offer = self.outcomes[pos][1]
             rest = rests.get(pos)
             if rest is None:
-                rest = rests[pos] = self.prefs.utility(offer) - w * vf(offer[name])
+                rest = rests[pos] = self._rest_of(offer)
             tuned = self._tune(offer, rest, target)
             out.append(dict(offer) if tuned is offer else tuned)  # callers own what they get
         return out
 
     def fine_tune(self, offer: Offer, target: float) -> Offer:
         """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""
-        if self.tune is None:
+        if self.tune is None or self.prefs.weights[self.tune.name] <= 0:
             return offer
-        w = self.prefs.weights[self.tune.name]
-        if w <= 0:
-            return offer
-        rest = self.prefs.utility(offer) - w * self.prefs.values[self.tune.name](offer[self.tune.name])
-        tuned = self._tune(offer, rest, target)
+        tuned = self._tune(offer, self._rest_of(offer), target)
         # Any offer may come here, not only indexed ones: every limit is checked.
         return tuned if tuned is offer or self.limits.allows(tuned, self.prefs) else offer
+
+    def _rest_of(self, offer: Offer) -> float:
+        """``offer``'s utility without the tuned issue's part: what tuning keeps."""
+        name = self.tune.name
+        return self.prefs.utility(offer) - self.prefs.weights[name] * self.prefs.values[name](offer[name])
 
     def _tune(self, offer: Offer, rest: float, target: float) -> Offer:
         """``offer`` with the tuned issue set so that ``rest`` plus its part reaches ``target``;

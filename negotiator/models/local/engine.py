@@ -55,6 +55,12 @@ def load_model(folder: Path, dtype: str = "auto", base: Path | None = None):
     return model.eval(), tok, weights
 
 
+def bf16_native() -> bool:
+    """Whether oneDNN multiplies bf16 natively on this CPU (AVX-512 BF16, AMX). Elsewhere torch
+    emulates it, many times slower than float32 (docs/training.md, "Profiles")."""
+    return torch.ops.mkldnn._is_mkldnn_bf16_supported()
+
+
 def auto_dtype(folder: Path) -> torch.dtype:
     """The dtype a model folder is served in by default: as saved, but float32 for a bf16
     model on a CPU whose oneDNN has no bf16 kernels (there bf16 matrix products are emulated,
@@ -64,7 +70,7 @@ def auto_dtype(folder: Path) -> torch.dtype:
     except (OSError, ValueError):
         config = {}
     saved = config.get("dtype") or config.get("torch_dtype")
-    if saved == "bfloat16" and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+    if saved == "bfloat16" and not bf16_native():
         return torch.float32
     return getattr(torch, saved) if isinstance(saved, str) and hasattr(torch, saved) else torch.float32
 
