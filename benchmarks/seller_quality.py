@@ -19,6 +19,8 @@ time and seconds afterwards.
 
     python benchmarks/seller_quality.py                                  # shards 0,1; the default arms
     python benchmarks/seller_quality.py --arm trained=local/gemma-3-270m-seller --no-run
+    python benchmarks/seller_quality.py --only assisted,base3,trained --arm 'assisted=rule/boulware?noise=0' \
+        --arm 'base3=local/gemma-3-270m?candidates=3' --arm trained=local/runs/assisted --pair base3:trained
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def main(argv=None) -> int:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--no-run", action="store_true", help="only read the runs already under --root")
+    p.add_argument("--pair", action="append", default=[], help="A:B, also show B - A (e.g. base3:trained)")
     args = p.parse_args(argv)
     from evals.summary import buyer_of, persona_of
 
@@ -166,6 +169,9 @@ def main(argv=None) -> int:
     for extra in arms:
         if extra not in DEFAULT_ARMS:
             show("assisted", extra)
+    for pair in args.pair:
+        a, _, b = pair.partition(":")
+        show(a, b)
     if "assisted" in episodes and "rule" in episodes:
         d, deal, _ = paired(episodes["rule"], episodes["assisted"])["all"]
         print(f"\ndeal rate, assisted - rule: {deal:+.3f} (target >= -0.05: {'met' if deal >= -0.05 else 'NOT met'})")
