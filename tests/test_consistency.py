@@ -79,6 +79,26 @@ def test_after_correction_no_sentence_contradicts_the_terms(seed):
         assert all(not checker.contradictions(s, ideal) for s in out.split(". ")), (a, b, out)
 
 
+def test_a_sentence_whose_rewrite_reads_as_another_contradiction_goes():
+    """Found in a held-out run of the 270M: a number's issue is read partly from its size, so
+    rewriting "2-2-1-0" put the delivery's 14 where the price's reading of "pay" took it back."""
+    from negotiator.domain.issues import DiscreteIssue, OutcomeSpace
+
+    space = OutcomeSpace(issues=(
+        NumericIssue(name="price", low=426, high=851, unit="USD"),
+        DiscreteIssue(name="delivery_days", options=(3, 7, 14, 28), ordered=True, unit="days"),
+        DiscreteIssue(name="assembly", options=("none", "included")),
+        DiscreteIssue(name="payment_terms", options=("upfront", "net30", "net60")),
+    ))
+    checker = Checker(space)
+    terms = {"price": 838, "delivery_days": 14, "assembly": "none", "payment_terms": "upfront"}
+    message = "Here is my offer, price 838 USD, delivery days 14. We'll pay a 2-2-1-0 on your delivery day. Talk soon."
+    out, found = checker.correct(message, terms)
+    assert found == 4
+    assert out == "Here is my offer, price 838 USD, delivery days 14. Talk soon."
+    assert checker.correct(out, terms) == (out, 0)
+
+
 def test_the_guard_counts_corrections_and_corrects_an_accept_against_the_accepted_terms():
     sc = generate(0)
     standing = {"price": 1500, "delivery_days": 14, "assembly": "none", "payment_terms": "upfront"}

@@ -16,8 +16,9 @@ For each sentence, every value it states is attributed to an issue:
 
 A value is consistent when it equals the terms' value for its issue, or the buyer's
 standing offer's (talking about the buyer's offer is fine). A contradicting number is
-rewritten to the terms' value; a sentence that names an option the terms do not hold is
-removed. When nothing is left, the message is written from the terms.
+rewritten to the terms' value; a sentence that names an option the terms do not hold, or
+that still contradicts them once rewritten, is removed. When nothing is left, the message is
+written from the terms. So a corrected message always reads back clean.
 """
 
 from __future__ import annotations
@@ -178,7 +179,12 @@ class Checker:
             found += len(bad)
             if any(isinstance(m.value, str) for m in bad):
                 continue  # a wrong option: the sentence goes
-            kept.append(self._rewrite(sentence, bad, terms))
+            rewritten = self._rewrite(sentence, bad, terms)
+            # A number's issue is read partly from its size, so a rewritten number can be read
+            # as another issue's ("pay a 2-2-1-0 on delivery": the 0 is no price, its 14 is):
+            # a sentence that does not read back clean goes.
+            if not self.contradictions(rewritten, terms, theirs):
+                kept.append(rewritten)
         if not found:
             return message, 0
         return (" ".join(kept) if kept else self.from_terms(terms)), found
