@@ -187,6 +187,27 @@ def test_any_text_is_read_without_error_and_only_whole_sentences_go(text):
 
 _GUARD = Guard(PartyView.of(generate(0, "furniture"), "seller", []))
 
+# Pieces of numbers as small models write them: glued together, they make malformed amounts
+# such as "10,000.000.00", which once made the guard raise and lost the negotiation.
+_PIECES = ["1", "2024", "00", "000", "10000", ".", ",", " ", "0.5", ".00", "$", "k", "e2", "%", "/", "-",
+           "point", "cents", "thousand", "one", "usd", "and"]
+
+
+def test_malformed_amounts_are_read_without_error():
+    for message in ["I can do 10,000.000.00 for it.", "Deal at 1,2024.00 USD.", "thousand 0.5,0.5", "$1.2024.00"]:
+        assert isinstance(_GUARD.redact(message, None), str), message
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(text=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8).map("".join))
+def test_number_shaped_text_is_read_without_error(text):
+    from negotiator.llm.consistency import Checker
+
+    sc = generate(0, "furniture")
+    assert isinstance(_GUARD.redact(text, sc.seller.ideal(sc.space)), str)
+    out, _ = Checker(sc.space, sc.currency).correct(text, sc.seller.ideal(sc.space))
+    assert isinstance(out, str)
+
 
 def test_the_numbers_a_message_states():
     """What the guard's consistency checks read: words, glued currency, percentages, k."""

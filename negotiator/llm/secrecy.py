@@ -189,7 +189,8 @@ def _token_values(tok: str) -> list[float]:
         return [float("0" + tok)]
     values = []
     if "," in tok and "." in tok:
-        values.append(float(tok.replace(",", "")))
+        digits = tok.replace(",", "")  # 1,200.50; with more than one dot left (10,000.000.00), a cut number
+        values.append(float(digits if digits.count(".") == 1 else digits.replace(".", "")))
     elif "," in tok:
         head, *groups = tok.split(",")
         if all(len(g) == 3 for g in groups):
