@@ -130,3 +130,19 @@ def test_guard_output_always_respects_the_limits(seed, x, k, accept):
         assert s.seller_limits.allows(new.terms, s.seller)
     else:
         assert s.seller_limits.allows(terms, s.seller)
+
+
+def test_a_message_the_checks_cannot_read_is_replaced_and_the_turn_kept(monkeypatch):
+    """The message checks fail closed: an error inside them (a reading bug, as "10,000.000.00"
+    once was) replaces the words and keeps the terms, instead of losing the negotiation."""
+    from negotiator.llm import guard as guard_module
+
+    def broken(self, message, terms, theirs=None):
+        raise ValueError("could not convert string to float: '10000.000.00'")
+
+    monkeypatch.setattr(guard_module.Checker, "correct", broken)
+    sc = generate(0)
+    terms = sc.seller.ideal(sc.space)
+    new, intervention = Guard(PartyView.of(sc, "seller", [])).check(MakeOffer(terms=terms, message="Only 10,000.000.00 today!"))
+    assert isinstance(new, MakeOffer) and new.terms == terms and new.message == "Here is my offer."
+    assert intervention.kinds == ["message_redacted"] and "could not be read (ValueError" in intervention.reasons["message"]

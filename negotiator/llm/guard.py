@@ -15,7 +15,9 @@ and never states its private numbers. The guard is deterministic code, not a pro
   weight), in digits, words or a plain disguise, has the offending sentences removed, or
   is replaced when nothing is left (``negotiator.llm.secrecy`` says what it catches);
 * a message that states a value the terms do not hold is corrected (``message_corrected``,
-  see ``consistency``).
+  see ``consistency``);
+* a message these checks fail to read (an error in the reading itself) is replaced, as a
+  redaction: the checks fail closed, and the turn and its terms are kept.
 
 Every change is recorded as a ``GuardIntervention`` on the turn.
 """
@@ -71,6 +73,21 @@ class Guard:
                 kinds.append("accept_blocked")
                 reasons.update(bad)
                 new = MakeOffer(terms=self.counter(standing), message="I can't accept those terms, but I can offer this.")
+        try:
+            new, said, why = self._check_message(new)
+        except Exception as e:  # noqa: BLE001 - a message the checks cannot read must not lose the turn: it goes, the terms stay
+            said, why = ["message_redacted"], {"message": f"could not be read ({type(e).__name__}: {e}); replaced"}
+            new = new.model_copy(update={"message": safe_message(new.terms if isinstance(new, MakeOffer) else None)})
+        kinds += said
+        reasons.update(why)
+        if not kinds:
+            return action, None
+        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+
+    def _check_message(self, new: AnyAction) -> tuple[AnyAction, list[str], dict[str, str]]:
+        """Secrecy, then agreement with the terms: (the action with its message as checked, kinds, reasons)."""
+        kinds: list[str] = []
+        reasons: dict[str, str] = {}
         redacted = self.redact(new.message, new.terms if isinstance(new, MakeOffer) else None)
         if redacted != new.message:
             kinds.append("message_redacted")
@@ -85,9 +102,7 @@ class Guard:
                 reasons["message_terms"] = f"stated {found} value(s) the terms do not hold"
                 # the corrected words state the offer's own values: check them for secrets once more
                 new = new.model_copy(update={"message": self.redact(corrected, terms if isinstance(new, MakeOffer) else None)})
-        if not kinds:
-            return action, None
-        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+        return new, kinds, reasons
 
     def _below_target(self, terms: Offer) -> dict[str, str]:
         """An assisted model's own terms worth less than the strategy allows (not one of its options)."""
@@ -119,10 +134,6 @@ class Guard:
     def redact(self, message: str, terms: dict | None) -> str:
         """``message`` without the sentences that state a secret (see ``negotiator.llm.secrecy``)."""
         return self.secrecy.redact(message, terms)
-
-
-def _safe_message(terms: dict | None) -> str:
-    return safe_message(terms)
 
 
 def fallback_action(view: PartyView, advice: Advice | None = None) -> AnyAction:
