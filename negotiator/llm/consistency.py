@@ -180,9 +180,10 @@ class Checker:
             if any(isinstance(m.value, str) for m in bad):
                 continue  # a wrong option: the sentence goes
             rewritten = self._rewrite(sentence, bad, terms)
-            # A number's issue is read partly from its size, so a rewritten number can be read
-            # as another issue's ("pay a 2-2-1-0 on delivery": the 0 is no price, its 14 is):
-            # a sentence that does not read back clean goes.
+            # A number's issue is read partly from its size, so a rewritten number can read as
+            # another issue's: in "pay a 2-2-1-0 on your delivery day" the 0 is too small for a
+            # price and was the delivery's, but the 14 it became reads as a price. A sentence
+            # that does not read back clean goes.
             if not self.contradictions(rewritten, terms, theirs):
                 kept.append(rewritten)
         if not found:
