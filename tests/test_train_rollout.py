@@ -408,3 +408,41 @@ def test_assisted_rollouts_choose_among_the_strategys_offers_and_a_group_can_cho
         paths.add(tuple(t.advice.chosen for t in turns))
     assert several > 0  # some moves offered the model a real choice
     assert len(paths) > 1  # and the group's rows did not all choose the same moves
+
+
+def test_a_step_generates_with_the_adapter_merged_and_gets_its_base_weights_back_bit_for_bit(tiny):
+    """Generation runs on merged weights (the LoRA's rank-16 products cost more than the layers
+    on a CPU), and the base weights are restored exactly, not unmerged with bf16 rounding."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from peft.tuners.lora import LoraLayer
+    from train.base_model import load_base
+    from train.grpo import merged_adapter
+
+    model = get_peft_model(load_base("local/tiny-random-gemma", dtype="bfloat16").model,
+                           LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"]))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, LoraLayer):
+                torch.nn.init.normal_(m.lora_B["default"].weight, std=0.5)  # an adapter that changes the outputs
+    model.eval()
+    layers = [m for m in model.modules() if isinstance(m, LoraLayer)]
+    before = [m.get_base_layer().weight.clone() for m in layers]
+    ids = torch.tensor([[2, 10, 20, 30, 40, 50]])
+    with torch.inference_mode():
+        adapted = model(input_ids=ids).logits.float()
+        with model.disable_adapter():
+            plain = model(input_ids=ids).logits.float()
+    assert not torch.allclose(adapted, plain, atol=1e-2)  # the adapter matters
+
+    with merged_adapter(model):
+        assert all(m.merged for m in layers)
+        assert any(not torch.equal(m.get_base_layer().weight, w) for m, w in zip(layers, before))
+        with torch.inference_mode():
+            merged = model(input_ids=ids).logits.float()
+        assert torch.allclose(merged, adapted, atol=0.05 * adapted.abs().max().item())  # the adapted policy, in bf16
+    assert not any(m.merged for m in layers)
+    assert all(torch.equal(m.get_base_layer().weight, w) for m, w in zip(layers, before))  # bit for bit
+    with torch.inference_mode():
+        assert torch.equal(model(input_ids=ids).logits.float(), adapted)
