@@ -135,7 +135,7 @@ class NegotiationRollouts:
         # The weights stay fixed for the step's rollouts: each turn reads only what is new.
         scope = engine.fixed_weights() if hasattr(engine, "fixed_weights") else contextlib.nullcontext()
         try:
-            with merged_adapter(model), scope:
+            with scope:
                 rollouts = asyncio.run(
                     play(
                         tasks, batcher=batcher, tokenizer=self.tokenizer, pool=self.pool, settings=self.settings,
@@ -154,37 +154,6 @@ class NegotiationRollouts:
             raise RuntimeError(f"every negotiation of step {step} ended in an error, e.g. {errors[0].type}: {errors[0].message}")
         self.history.append(StepStats.of(step, rollouts, batcher, time.perf_counter() - t0))
         return rollout_output(rollouts)
-
-
-@contextlib.contextmanager
-def merged_adapter(model):
-    """A LoRA adapter merged into its base weights for one step's generation, the base
-    weights put back bit for bit after it.
-
-    On a CPU the adapter's rank-16 matrix products cost more than the layers they adapt:
-    decoding 8 rows of about 600 prompt tokens on the 270M took 15.0 s with the training LoRA
-    against 3.9 s without it (bf16, a 2-core Xeon with AMX; docs/training.md). The weights do
-    not change during a step's rollouts, so they are generated merged. The base weights are
-    copied and restored rather than unmerged: subtracting in bf16 would round them a little
-    more every step.
-    """
-    if not hasattr(model, "merge_adapter"):  # not a peft model
-        yield
-        return
-    import torch
-    from peft.tuners.lora import LoraLayer
-
-    layers = [m for m in model.modules() if isinstance(m, LoraLayer)]
-    with torch.no_grad():
-        kept = [m.get_base_layer().weight.detach().clone() for m in layers]
-        model.merge_adapter()
-    try:
-        yield
-    finally:
-        with torch.no_grad():
-            model.unmerge_adapter()
-            for m, weight in zip(layers, kept):
-                m.get_base_layer().weight.copy_(weight)
 
 
 def make_trainer(**kwargs):
