@@ -80,8 +80,9 @@ def test_after_correction_no_sentence_contradicts_the_terms(seed):
 
 
 def test_a_sentence_whose_rewrite_reads_as_another_contradiction_goes():
-    """Found in a held-out run of the 270M: a number's issue is read partly from its size, so
-    rewriting "2-2-1-0" put the delivery's 14 where the price's reading of "pay" took it back."""
+    """Found in a held-out run of the 270M: a number's issue is read partly from its size. In
+    "pay a 2-2-1-0" the 0 is too small for a price and was the delivery's; the 14 it was
+    rewritten to then read as a price."""
     from negotiator.domain.issues import DiscreteIssue, OutcomeSpace
 
     space = OutcomeSpace(issues=(

@@ -185,7 +185,8 @@ def test_any_text_is_read_without_error_and_only_whole_sentences_go(text):
         assert all(s in text for s in sentences(out))
 
 
-_GUARD = Guard(PartyView.of(generate(0, "furniture"), "seller", []))
+_FURNITURE = generate(0, "furniture")
+_GUARD = Guard(PartyView.of(_FURNITURE, "seller", []))
 
 # Pieces of numbers as small models write them: glued together, they make malformed amounts
 # such as "10,000.000.00", which once made the guard raise and lost the negotiation.
@@ -203,9 +204,10 @@ def test_malformed_amounts_are_read_without_error():
 def test_number_shaped_text_is_read_without_error(text):
     from negotiator.llm.consistency import Checker
 
-    sc = generate(0, "furniture")
-    assert isinstance(_GUARD.redact(text, sc.seller.ideal(sc.space)), str)
-    out, _ = Checker(sc.space, sc.currency).correct(text, sc.seller.ideal(sc.space))
+    sc = _FURNITURE
+    terms = sc.seller.ideal(sc.space)
+    assert isinstance(_GUARD.redact(text, terms), str)
+    out, _ = Checker(sc.space, sc.currency).correct(text, terms)
     assert isinstance(out, str)
 
 
