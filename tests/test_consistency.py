@@ -46,6 +46,29 @@ def test_values_the_terms_hold_and_the_buyers_own_numbers_pass():
         assert checker.correct(message, terms, theirs) == (message, 0), message
 
 
+def test_the_buyers_values_stated_as_the_sellers_own_are_corrected():
+    """A value the buyer's offer holds passes only where the sentence speaks of that offer: claimed
+    as the seller's own ("my offer", "our", "here is", "included") it must be in the terms."""
+    sc = generate(0)
+    terms = {"price": 950, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}
+    theirs = {"price": 700, "delivery_days": 3, "assembly": "included", "payment_terms": "net60"}
+    checker = Checker(sc.space, sc.currency)
+    out, found = checker.correct("Here is my offer: $950, assembly included. Thanks!", terms, theirs)
+    assert found == 1 and "included" not in out and out == "Thanks!"
+    assert checker.correct("Our delivery takes 3 days.", terms, theirs) == ("Our delivery takes 7 days.", 1)
+    assert checker.correct("My best price is 700.", terms, theirs) == ("My best price is 950.", 1)
+    assert checker.correct("We can offer net60 today.", terms, theirs)[1] == 1
+    for message in [  # the buyer's values, spoken of as the buyer's
+        "Your 700 is too low.",
+        "I can't do 700.",
+        "I think 700 is too low.",
+        "My price stands, but you asked for 3 days delivery.",
+        "You asked for assembly included, which I cannot do.",
+        "Here is my answer to your net60 terms: no.",
+    ]:
+        assert checker.correct(message, terms, theirs) == (message, 0), message
+
+
 def test_units_and_issue_names_attribute_numbers():
     sc = generate(0)
     terms = {"price": 950, "delivery_days": 7, "assembly": "included", "payment_terms": "net30"}

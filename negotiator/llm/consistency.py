@@ -15,7 +15,11 @@ For each sentence, every value it states is attributed to an issue:
   ("premium", "none") only next to its issue's name.
 
 A value is consistent when it equals the terms' value for its issue, or the buyer's
-standing offer's (talking about the buyer's offer is fine). A contradicting number is
+standing offer's (talking about the buyer's offer is fine: "your 700 is too low") unless
+the sentence states it as the seller's own: the nearest owner word before it is the
+seller's ("my offer", "our price", "here is", "we offer") and no "you"/"your" is nearer, or
+it is "included". Otherwise a seller could claim the buyer's option as its own terms
+("here is my offer ... assembly included" while the terms hold none). A contradicting number is
 rewritten to the terms' value; a sentence that names an option the terms do not hold, or
 that still contradicts them once rewritten, is removed. When nothing is left, the message is
 written from the terms. So a corrected message always reads back clean.
@@ -37,6 +41,15 @@ _NUMBER = re.compile(
 _WORD = re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[,;:()]|\s[-\u2013\u2014]\s")  # what ends the clause a number is in
 _NEAR = 4  # words either side of a number that can name its issue
+# Whose value a sentence states (_stated_as_own): the buyer's after "you"/"your", the
+# seller's after its own owner words or when "included". A bare "I" is neither: "I can't do
+# 700" and "I think 700 is too low" speak of the buyer's number.
+_YOURS = re.compile(r"\byou(?:rs?|['’](?:re|ve|d))?\b")
+_MINE = re.compile(
+    r"\b(?:my|our|ours|mine|here)\b"
+    r"|\b(?:i|we)(?:\s+(?:can|could|will|would)|['’]ll)?\s+(?:offer|propose|include|add|throw\s+in)\b"
+)
+_INCLUDED = re.compile(r"\s*(?:(?:is|are)\s+)?(?:included|including|includes|thrown\s+in)\b")
 
 
 @dataclass(frozen=True)
@@ -149,8 +162,11 @@ class Checker:
     # --- checking -----------------------------------------------------------------------
 
     def contradictions(self, sentence: str, terms: Offer, theirs: Offer | None = None) -> list[Mention]:
-        """The mentions in ``sentence`` that neither ``terms`` nor the buyer's offer hold."""
-        return [m for m in self.mentions(sentence) if not self._agrees(m, terms) and not (theirs and self._agrees(m, theirs))]
+        """The mentions in ``sentence`` that ``terms`` do not hold, nor the buyer's offer where
+        the sentence speaks of that offer rather than stating the value as the seller's own."""
+        text = _norm(sentence)
+        return [m for m in self.mentions(sentence) if not self._agrees(m, terms)
+                and not (theirs and not _stated_as_own(text, m) and self._agrees(m, theirs))]
 
     def _agrees(self, m: Mention, terms: Offer) -> bool:
         v = terms.get(m.issue)
@@ -208,6 +224,16 @@ class Checker:
             shown = _money(v) if isinstance(v, (int, float)) else str(v).replace("_", " ")
             parts.append(f"{issue.title()} {shown}{unit}")
         return "Here is my offer: " + ", ".join(parts) + "."
+
+
+def _stated_as_own(text: str, m: Mention) -> bool:
+    """Whether ``text`` states the mentioned value as the seller's own (see _MINE)."""
+    head = text[: m.start]
+    yours = max((x.end() for x in _YOURS.finditer(head)), default=-1)
+    mine = max((x.end() for x in _MINE.finditer(head)), default=-1)
+    if yours > mine:
+        return False
+    return mine >= 0 or _INCLUDED.match(text, m.end) is not None
 
 
 def _money(v) -> str:
