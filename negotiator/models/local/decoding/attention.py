@@ -12,10 +12,12 @@ the decoder's passes invariant (``tests/test_decoding.py`` checks it token for t
   the sliding window of Gemma's local layers). Alone or among fifteen others, a row's
   attention runs on the same tensors. Padding never enters a row's cache.
 * **Matrix products at row counts that do not change a row's result.** The linear layers
-  see every token of the batch at once. bf16 products on this CPU give each row the same
-  result at any row count; MKL's fp32 products do not for a few small counts (1, 2, 3,
-  5-7, 9-11 here). :func:`invariant_counts` finds them once per dtype, and the decoder adds
-  empty rows to a pass that would hit one.
+  see every new token of the pass at once, the rows' tokens packed one after another in a
+  single sequence (no padding between rows: a row decoding one token does not pay for
+  another row's jump-forward chunk or longer prompt). bf16 products on this CPU give each
+  token the same result at any row count; MKL's fp32 products do not for a few small counts
+  (1, 2, 3, 5-7, 9-11 here). :func:`invariant_counts` finds them once per dtype, and the
+  decoder adds empty slots to a pass (and kept logits) that would hit one.
 
 Training's loss and every other forward of the model are untouched: the model uses this
 attention only inside :func:`row_attention`.
@@ -50,19 +52,18 @@ class RowKV:
 
 @dataclass
 class Pass:
-    """One forward pass: which request each batch row holds, and where its new tokens are.
+    """One forward pass over one packed sequence: which request each run of its tokens holds.
 
-    ``rows[b]`` is (request, first slot, new tokens) for a real row, None for an empty one;
-    a real row's new tokens are the last ones of its row (right-aligned)."""
+    ``rows[r]`` is (request, first slot, new tokens): the request's new tokens sit at slots
+    ``first .. first + new - 1`` of the sequence; slots after the last row are empty."""
 
     kv: RowKV
-    rows: list[tuple[int, int, int] | None]
+    rows: list[tuple[int, int, int]]
     _masks: dict = field(default_factory=dict)
 
     def commit(self) -> None:
-        for row in self.rows:
-            if row is not None:
-                self.kv.length[row[0]] = self.kv.length.get(row[0], 0) + row[2]
+        for request, _, n in self.rows:
+            self.kv.length[request] = self.kv.length.get(request, 0) + n
 
     def mask(self, past: int, n: int, lo: int, window: int | None) -> torch.Tensor:
         """Which keys (positions lo..past+n-1) each of ``n`` queries (positions past..) may see."""
@@ -86,23 +87,20 @@ def _attention(module, query, key, value, attention_mask, *, scaling=None, dropo
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
         return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
-    b_, heads, q_len, dim = query.shape
-    out = query.new_zeros(b_, q_len, heads, dim)
+    _, heads, q_len, dim = query.shape
+    out = query.new_zeros(1, q_len, heads, dim)
     layer = module.layer_idx
-    for b, row in enumerate(p.rows):
-        if row is None:
-            continue
-        request, start, n = row
+    for request, start, n in p.rows:
         ks, vs = p.kv.keys.get((layer, request)), p.kv.values.get((layer, request))
         if ks is None:
             shape = (key.shape[1], p.kv.capacity[request], key.shape[3])
             ks = p.kv.keys[(layer, request)] = key.new_empty(shape)
             vs = p.kv.values[(layer, request)] = value.new_empty(shape)
         past = p.kv.length.get(request, 0)
-        ks[:, past:past + n] = key[b, :, start:start + n]
-        vs[:, past:past + n] = value[b, :, start:start + n]
+        ks[:, past:past + n] = key[0, :, start:start + n]
+        vs[:, past:past + n] = value[0, :, start:start + n]
         lo = 0 if sliding_window is None else max(0, past - sliding_window + 1)  # the first key any query may see
-        q = query[b:b + 1, :, start:start + n]
+        q = query[:, :, start:start + n]
         k, v = ks[None, :, lo:past + n], vs[None, :, lo:past + n]
         if n == 1:  # decoding one token: every kept key is visible
             o = F.scaled_dot_product_attention(q, k, v, scale=scaling, enable_gqa=True)
@@ -110,7 +108,7 @@ def _attention(module, query, key, value, attention_mask, *, scaling=None, dropo
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scaling, enable_gqa=True)
         else:
             o = F.scaled_dot_product_attention(q, k, v, attn_mask=p.mask(past, n, lo, sliding_window), scale=scaling, enable_gqa=True)
-        out[b, start:start + n] = o[0].transpose(0, 1)
+        out[0, start:start + n] = o[0].transpose(0, 1)
     return out, None
 
 
@@ -146,16 +144,10 @@ def invariant_counts(dtype: torch.dtype, limit: int = 32) -> frozenset[int]:
     return frozenset(m for m in range(1, limit + 1) if torch.equal(F.linear(x[:m], w), full[:m]))
 
 
-def padded_rows(rows: int, width: int, dtype: torch.dtype) -> int:
-    """How many rows a pass of ``rows`` rows and ``width`` slots runs with, empty rows included,
-    so that both its token count and its row count (the logits) are invariant."""
+def invariant_count(n: int, dtype: torch.dtype) -> int:
+    """The least count >= ``n`` at which a matrix product gives each row its large-batch result."""
     ok = invariant_counts(dtype)
     limit = max(ok, default=0)
-
-    def fine(m: int) -> bool:
-        return m > limit or m in ok
-
-    b = rows
-    while not (fine(b) and fine(b * width)):
-        b += 1
-    return b
+    while not (n > limit or n in ok):
+        n += 1
+    return n

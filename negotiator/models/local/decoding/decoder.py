@@ -5,8 +5,9 @@ One forward pass per step for every live row of the batch. Two things make it fa
 
 * jump-forward: where a row's grammar allows exactly one continuation (the keys, quotes and
   braces of the JSON: about two thirds of a make_offer answer), those tokens are appended
-  without decoding them one by one; the next pass reads them at once, right-aligned with
-  the other rows' new tokens;
+  without decoding them one by one; the next pass reads them at once;
+* a pass packs every row's new tokens into one sequence: a row decoding one token does not
+  pay for another row's forced chunk or longer prompt (as padding to the widest would);
 * a row leaves the batch the moment it stops;
 * with a :class:`~.prefixes.PrefixCache` (the server's, or one training step's: see
   :meth:`Decoder.fixed_weights`), a request that continues an earlier chat reads only what
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 
 import torch
 
-from .attention import Pass, RowKV, padded_rows, row_attention
+from .attention import Pass, RowKV, invariant_count, row_attention
 from .grammar import Grammars, RowGrammars
 from .interface import Decoded, Request
 from .prefixes import PrefixCache
@@ -125,19 +126,24 @@ class Decoder:
                               [kv.values[(layer, i)] for layer in layers])
 
     def _forward(self, kv: RowKV, live: list[int], chunks: list[list[int]]) -> torch.Tensor:
-        """Logits of each live row's last new token, as float32."""
-        width = max(len(c) for c in chunks)
-        rows = padded_rows(len(live), width, self.model.dtype)
-        ids = torch.full((rows, width), self.pad_id, dtype=torch.long)
-        positions = torch.zeros((rows, width), dtype=torch.long)
-        plan: list[tuple[int, int, int] | None] = [None] * rows
-        for b, (i, c) in enumerate(zip(live, chunks)):
-            start, past = width - len(c), kv.length.get(i, 0)
-            ids[b, start:] = torch.tensor(c)
-            positions[b, start:] = torch.arange(past, past + len(c))
-            plan[b] = (i, start, len(c))
+        """Logits of each live row's last new token, as float32. The rows' new tokens are read
+        as one packed sequence, so a pass costs the tokens it reads, not rows x the longest chunk."""
+        total = sum(len(c) for c in chunks)
+        size = invariant_count(total, self.model.dtype)
+        ids = torch.full((1, size), self.pad_id, dtype=torch.long)
+        positions = torch.zeros((1, size), dtype=torch.long)
+        plan: list[tuple[int, int, int]] = []
+        start = 0
+        for i, c in zip(live, chunks):
+            past = kv.length.get(i, 0)
+            ids[0, start:start + len(c)] = torch.tensor(c)
+            positions[0, start:start + len(c)] = torch.arange(past, past + len(c))
+            plan.append((i, start, len(c)))
+            start += len(c)
+        last = [s + n - 1 for _, s, n in plan]
+        keep = last + [size - 1] * (invariant_count(len(last), self.model.dtype) - len(last))  # the logits' row count, too
         step = Pass(kv, plan)
-        logits = self.model(input_ids=ids, position_ids=positions, use_cache=False, logits_to_keep=1,
+        logits = self.model(input_ids=ids, position_ids=positions, use_cache=False, logits_to_keep=torch.tensor(keep),
                             negotiator_pass=step).logits
         step.commit()
-        return logits[: len(live), -1, :].float()
+        return logits[0, : len(live), :].float()
