@@ -16,13 +16,14 @@ Run it on a quiet machine: it reports the load average it ran under.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from negotiator.runtime.log import played
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,17 +40,6 @@ def run_arm(source: Path, out: Path, args) -> float:
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} (in {source}) failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
     return wall
-
-
-def played(folder: Path) -> dict[str, dict]:
-    """What each episode says happened, without timings."""
-    out = {}
-    for line in (folder / "episodes.jsonl").read_text().splitlines():
-        e = json.loads(line)
-        turns = [{k: v for k, v in t.items() if k != "latency_s"} for t in e["turns"]]
-        metrics = {k: v for k, v in e["metrics"].items() if k not in ("seller_latency_s", "wall_time_s")}
-        out[e["episode_id"]] = {"turns": turns, "outcome": e["outcome"], "metrics": metrics, "error": e["error"]}
-    return out
 
 
 def main() -> None:
@@ -72,7 +62,7 @@ def main() -> None:
             for name, source in ((args.ref, worktree), ("this checkout", ROOT)):
                 walls[name] = run_arm(source, tmp / f"out-{len(walls)}", args)
                 print(f"{name}: wall {walls[name]:.1f} s", flush=True)
-            before, after = played(tmp / "out-0"), played(tmp / "out-1")
+            before, after = played(tmp / "out-0" / "episodes.jsonl"), played(tmp / "out-1" / "episodes.jsonl")
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=False)
     ref_wall, new_wall = walls.values()

@@ -14,6 +14,7 @@ from negotiator.sim import make_party
 from negotiator.actions import MakeOffer
 from negotiator.models.seeds import SEED_BITS, turn_seed
 from negotiator.party import PartyView, PublicMove
+from negotiator.runtime.log import played
 from negotiator.testing import FakeOpenAIServer
 
 
@@ -52,17 +53,6 @@ async def test_an_agent_built_without_a_seed_sends_none(seller_first):
     assert "seed" not in fake.requests[0]
 
 
-def _played(folder) -> list[dict]:
-    """What the episodes say happened, without timings."""
-    out = []
-    for line in (folder / "episodes.jsonl").read_text().splitlines():
-        e = json.loads(line)
-        turns = [{k: v for k, v in t.items() if k != "latency_s"} for t in e["turns"]]
-        metrics = {k: v for k, v in e["metrics"].items() if k not in ("seller_latency_s", "wall_time_s")}
-        out.append({"id": e["episode_id"], "turns": turns, "outcome": e["outcome"], "metrics": metrics, "error": e["error"]})
-    return sorted(out, key=lambda e: e["id"])
-
-
 def test_the_same_eval_writes_the_same_episodes_at_concurrency_1_and_16(tiny_home, tmp_path):
     env = {**os.environ, "NEGOTIATOR_HOME": str(tiny_home)}
     runs = {}
@@ -72,8 +62,8 @@ def test_the_same_eval_writes_the_same_episodes_at_concurrency_1_and_16(tiny_hom
                "--concurrency", str(c), "--quiet", "--out", str(out)]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-2000:]
-        runs[c] = _played(out)
-    assert len(runs[1]) == 16 and all(e["error"] is None for e in runs[1])
-    seller_answers = [t["raw_output"] for e in runs[1] for t in e["turns"] if t["party"] == "seller"]
+        runs[c] = played(out / "episodes.jsonl")
+    assert len(runs[1]) == 16 and all(e["error"] is None for e in runs[1].values())
+    seller_answers = [t["raw_output"] for e in runs[1].values() for t in e["turns"] if t["party"] == "seller"]
     assert len(set(seller_answers)) > len(seller_answers) // 2  # the model sampled (mostly different answers)
     assert runs[1] == runs[16]

@@ -165,6 +165,18 @@ def read_episodes(path: str | Path) -> list[Episode]:
     return list(iter_episodes(path))
 
 
+def played(path: str | Path) -> dict[str, dict]:
+    """What each episode of the log at ``path`` says happened, by id, without what the clock
+    decides (latencies, wall time, creation time): two runs of one seeded command compare equal."""
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        e = json.loads(line)
+        turns = [{k: v for k, v in t.items() if k != "latency_s"} for t in e["turns"]]
+        metrics = {k: v for k, v in e["metrics"].items() if k not in ("seller_latency_s", "wall_time_s")}
+        out[e["episode_id"]] = {"turns": turns, "outcome": e["outcome"], "metrics": metrics, "error": e["error"]}
+    return out
+
+
 def set_aside_damaged(path: str | Path) -> list[DamagedLine]:
     """Move the damaged lines of the log at ``path`` to its ``.damaged.jsonl`` sibling; return them.
 
