@@ -166,6 +166,20 @@ def test_a_training_run_folder_serves_its_merged_model_or_else_its_adapter(home,
         resolve_target(str(tmp_path / "sweep"))
 
 
+def test_a_kept_adapter_folder_serves_with_the_strategy_it_trained_with(home, tmp_path):
+    """train/adapters/NAME: a run's manifest and config beside its adapter files, no adapter/ or merged/."""
+    kept = tmp_path / "gemma-3-270m-pure-r7"
+    kept.mkdir()
+    (kept / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "strategy": "none"}))
+    (kept / "manifest.json").write_text("{}")
+    with pytest.raises(UsageError, match="no model saved yet"):
+        resolve_target(str(kept))
+    (kept / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "google/gemma-3-270m"}))
+    t = resolve_target(str(kept))
+    assert t.folder == kept and t.base_recipe == "gemma-3-270m" and t.served_name == "gemma-3-270m-pure-r7"
+    assert "LoRA adapter" in t.note and "plays the strategy it trained with, none" in t.note
+
+
 def test_models_cli(home):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
     run = lambda *args: subprocess.run([sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180)  # noqa: E731

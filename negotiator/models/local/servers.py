@@ -112,9 +112,11 @@ def _training_run_target(name: str, run: Path) -> Target:
     if (run / "merged" / "config.json").is_file():
         t = _folder_target(name, run / "merged")
         return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}{plays}")
-    if (run / "adapter" / "adapter_config.json").is_file():
-        t = _folder_target(name, run / "adapter")
-        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its LoRA adapter, {run / 'adapter'}, on {t.base}{plays}")
+    # a kept adapter (train/adapters/...): the adapter files beside the run's manifest and config
+    for adapter in (run / "adapter", run):
+        if (adapter / "adapter_config.json").is_file():
+            t = _folder_target(name, adapter)
+            return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its LoRA adapter, {adapter}, on {t.base}{plays}")
     raise UsageError(
         f"local/{name} is a training run folder with no model saved yet (no merged/ or adapter/): it is still training "
         f"or stopped before its first save. Rerun its `negotiator train --out {run}` command to resume it, then evaluate it"
