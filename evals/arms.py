@@ -19,6 +19,7 @@ from pathlib import Path
 
 from negotiator.errors import UsageError
 from negotiator.models.families import model_family
+from negotiator.models.local.shipped import shipped_folder
 from negotiator.runtime.episode import Episode
 from negotiator.runtime.log import iter_episodes
 
@@ -130,10 +131,12 @@ def _paired(pairs: list[tuple[Episode, Episode]], a: str, b: str, seed: int) -> 
 
 
 def training_manifest(seller: str) -> tuple[Path, dict] | None:
-    """The manifest of a seller trained by ``negotiator train`` (``local/DIR``, ``local/DIR/merged`` or ``local/DIR/adapter``)."""
+    """The manifest of a seller trained by ``negotiator train`` (``local/DIR``, ``local/DIR/merged`` or
+    ``local/DIR/adapter``, or a shipped seller such as ``local/gemma-3-270m-seller``)."""
     if not seller.startswith("local/"):
         return None
-    path = Path(seller[len("local/"):].split("?", 1)[0])
+    name = seller[len("local/"):].split("?", 1)[0]
+    path = shipped_folder(name) or Path(name)
     for d in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         m = d / "manifest.json"
         if m.is_file():

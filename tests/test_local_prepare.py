@@ -167,7 +167,7 @@ def test_a_training_run_folder_serves_its_merged_model_or_else_its_adapter(home,
 
 
 def test_a_kept_adapter_folder_serves_with_the_strategy_it_trained_with(home, tmp_path):
-    """train/adapters/NAME: a run's manifest and config beside its adapter files, no adapter/ or merged/."""
+    """A kept run (a shipped seller's layout): its manifest and config beside its adapter files, no adapter/ or merged/."""
     kept = tmp_path / "gemma-3-270m-pure-r7"
     kept.mkdir()
     (kept / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "strategy": "none"}))
@@ -187,8 +187,26 @@ def test_models_cli(home):
     assert r.returncode == 0 and f"{TINY} is ready" in r.stdout, r.stderr
     r = run("list")
     assert r.returncode == 0 and TINY in r.stdout and "ready" in r.stdout
+    # the shipped seller is listed, waiting for the base it is served on
+    row = next(line for line in r.stdout.splitlines() if "gemma-3-270m-seller" in line)
+    assert "needs gemma-3-270m" in row and "5 MB" in row, r.stdout
     r = run("prepare", "nope")
     assert r.returncode == 2 and "unknown local model" in r.stderr
+
+
+def test_preparing_a_shipped_seller_prepares_the_model_it_is_served_on(home, monkeypatch):
+    from typer.testing import CliRunner
+
+    from negotiator.cli import app
+    from negotiator.cli.app import _register
+    from negotiator.models.local import shipped
+
+    _register()
+
+    monkeypatch.setitem(shipped.BASES, "tiny-seller", TINY)  # the real one's base is the 270M: minutes to prepare
+    r = CliRunner().invoke(app, ["models", "prepare", "tiny-seller"])
+    assert r.exit_code == 0, r.output
+    assert f"preparing the model it is served on, {TINY}" in r.output and prep.problem(home / "models" / TINY, prep.RECIPES[TINY]) is None
 
 
 @pytest.mark.slow

@@ -55,3 +55,10 @@ def test_the_command_and_the_import_stay_negotiator(wheel):
     assert "[console_scripts]\nnegotiator = negotiator.cli:main" in entry_points
     top = {n.split("/")[0] for n in wheel.namelist() if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"negotiator", "evals", "train"}
+
+
+def test_the_wheel_ships_the_trained_seller_with_its_manifest(wheel):
+    folder = "negotiator/models/local/shipped/gemma-3-270m-seller/"
+    shipped = {n.removeprefix(folder) for n in wheel.namelist() if n.startswith(folder)}
+    assert shipped >= {"adapter_config.json", "adapter_model.safetensors", "manifest.json", "config.json", "README.md"}
+    assert wheel.getinfo(folder + "adapter_model.safetensors").file_size == (ROOT / folder / "adapter_model.safetensors").stat().st_size

@@ -72,6 +72,9 @@ def test_training_manifest_is_found_for_local_dir_and_merged(tmp_path):
         pool = training_pool({"seller": spec})
         assert pool["buyer_pool_families"] == ["gpt", "rule"] and pool["manifest"] == str(run / "manifest.json")
     assert training_pool({"seller": "local/gemma-3-270m"}) is None
+    # the shipped seller's manifest travels with it: its rule-based training pool is flagged
+    shipped = training_pool({"seller": "local/gemma-3-270m-seller?strategy=none"})
+    assert shipped["buyer_pool_families"] == ["rule"] and shipped["manifest"].endswith("gemma-3-270m-seller/manifest.json")
     assert training_pool({"seller": "rule/boulware"}) is None
     (run / "manifest.json").write_text("{not json")
     with pytest.raises(UsageError, match="not valid JSON"):

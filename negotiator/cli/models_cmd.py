@@ -15,7 +15,7 @@ app.add_typer(models_app, name="models")
 
 @models_app.command("prepare")
 def prepare_command(
-    name: Annotated[str, typer.Argument(help="Model to prepare: gemma-3-270m (or tiny-random-gemma, for tests).")] = "gemma-3-270m",
+    name: Annotated[str, typer.Argument(help="Model to prepare: gemma-3-270m (or tiny-random-gemma, for tests; a shipped seller prepares its base).")] = "gemma-3-270m",
     force: Annotated[bool, typer.Option(help="Rebuild even when a good copy is cached.")] = False,
 ) -> None:
     """Convert a model once into a cached transformers folder (done automatically on first use).
@@ -25,7 +25,11 @@ def prepare_command(
     """
     from ..models.local.prepare import home, recipe
     from ..models.local.progress import prepare_with_progress
+    from ..models.local.shipped import BASES
 
+    if name in BASES:  # a shipped seller is ready once the model it is served on is
+        console.print(f"{name} ships in the package; preparing the model it is served on, {BASES[name]}")
+        name = BASES[name]
     recipe(name)  # a clear error for an unknown name before anything else
     output_folder(home(), "NEGOTIATOR_HOME")
     path = prepare_with_progress(name, force=force, say=lambda msg: console.print(msg))

@@ -30,6 +30,7 @@ from pathlib import Path
 from ...errors import ProviderError, UsageError
 from ..families import model_family
 from .prepare import RECIPES, home, models_dir, prepare
+from .shipped import SELLERS, shipped_folder
 
 START_TIMEOUT_S = 300.0
 _EXTRA = ("torch", "transformers", "xgrammar", "fastapi", "uvicorn")
@@ -62,10 +63,13 @@ def resolve_target(name: str) -> Target:
     """Check a ``local/`` name without starting anything. Raises UsageError with a hint."""
     if name in RECIPES:
         return Target(name, name, name, models_dir() / name, family=model_family(name))
+    if (shipped := shipped_folder(name)) is not None:
+        t = _training_run_target(name, shipped)
+        return replace(t, note=f"local/{name} is {SELLERS[name]}, on {t.base}")
     path = Path(name).expanduser()
     if not path.is_dir():
         raise UsageError(
-            f"local/{name}: no such prepared model or folder. Prepared models: {', '.join(RECIPES)}; "
+            f"local/{name}: no such prepared model or folder. Prepared models: {', '.join([*RECIPES, *SELLERS])}; "
             "or give the path of a transformers model folder or a LoRA adapter folder, e.g. local/./runs/train/adapter"
         )
     path = path.resolve()
@@ -95,7 +99,7 @@ def trained_strategy(name: str) -> str | None:
     """The seller strategy a ``negotiator train`` run trained with (``boulware?candidates=3``,
     ``none``), for a ``local/`` name that is a run folder or its merged/ or adapter/; None for
     any other name. A run written before training had strategies trained the pure policy."""
-    path = Path(name).expanduser()
+    path = shipped_folder(name) or Path(name).expanduser()
     for run in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         if run.is_dir() and _is_training_run(run):
             try:
@@ -112,7 +116,7 @@ def _training_run_target(name: str, run: Path) -> Target:
     if (run / "merged" / "config.json").is_file():
         t = _folder_target(name, run / "merged")
         return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}{plays}")
-    # a kept adapter (train/adapters/...): the adapter files beside the run's manifest and config
+    # a kept adapter (a shipped seller): the adapter files beside the run's manifest and config
     for adapter in (run / "adapter", run):
         if (adapter / "adapter_config.json").is_file():
             t = _folder_target(name, adapter)
@@ -130,7 +134,7 @@ def _folder_target(name: str, path: Path) -> Target:
         except (ValueError, KeyError):
             raise UsageError(f"{path}/adapter_config.json has no base_model_name_or_path") from None
         base = Path(base_name).expanduser()
-        if base.is_dir():
+        if base.is_dir() and base_name not in RECIPES:  # a bare prepared name means ours, not a folder in the cwd
             return Target(name, path.name, None, path, base=base.resolve(), family=_family_of(base))
         known = base_name.rstrip("/").split("/")[-1]
         if known in RECIPES:  # e.g. an adapter trained on google/gemma-3-270m: serve it on our prepared copy

@@ -1,0 +1,23 @@
+"""Sellers shipped inside the package: LoRA adapters trained by ``negotiator train``, each in
+its own folder here with the run's manifest, config and metrics, served on a prepared base.
+
+``local/gemma-3-270m-seller`` evaluates one with no training. Each folder's adapter_config.json
+names its base by the prepared model's name (``gemma-3-270m``): the adapter was trained on
+that prepared copy (the GGUF dequantized), not on any other release of the weights.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SHIPPED = Path(__file__).parent
+
+BASES = {"gemma-3-270m-seller": "gemma-3-270m"}  # the prepared model each is served on
+SELLERS: dict[str, str] = {
+    "gemma-3-270m-seller": "the CPU-trained pure 270M seller of docs/results.md (a LoRA on gemma-3-270m; it plays the pure policy it trained with unless ?strategy= says otherwise)",
+}
+
+
+def shipped_folder(name: str) -> Path | None:
+    """The folder of a shipped seller, None for any other name."""
+    return SHIPPED / name if name in SELLERS else None

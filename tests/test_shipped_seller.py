@@ -1,0 +1,84 @@
+"""The shipped seller, ``local/gemma-3-270m-seller``: a LoRA adapter in the package, its
+manifest, and the real 270M it is served on (prepared once, then cached, as in
+test_local_gemma.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from negotiator import SellerAgent
+from negotiator.actions import MakeOffer
+from negotiator.agent.seller import split_spec
+from negotiator.llm.graph import RetryPolicy
+from negotiator.models.local import resolve_target, stop_all
+from negotiator.models.local.prepare import models_dir, prepare, sha256_file
+from negotiator.models.local.shipped import SHIPPED
+from negotiator.sim import generate
+
+NAME = "gemma-3-270m-seller"
+FOLDER = SHIPPED / NAME
+
+
+def test_the_shipped_seller_carries_the_manifest_of_its_training_run():
+    manifest = json.loads((FOLDER / "manifest.json").read_text())
+    assert manifest["base_model"] == "local/gemma-3-270m" and manifest["strategy"] == "none"
+    assert manifest["learning_rate"] == 6e-4 and manifest["steps"] == 13
+    assert manifest["buyer_pool"] and all(b.startswith("rule/") for b in manifest["buyer_pool"])
+    assert manifest["scenario_seeds"] == list(range(60)) and manifest["seed"] == 0
+    assert len(manifest["git_commit"]) == 40
+    # the adapter is the one that was evaluated (its checksum is recorded with the results)
+    shipped = manifest["shipped"]
+    assert sha256_file(FOLDER / "adapter_model.safetensors") == shipped["adapter_sha256"]
+    assert {r["shard"] for r in shipped["heldout"]} >= {"1/11"}
+    assert json.loads((FOLDER / "adapter_config.json").read_text())["base_model_name_or_path"] == "gemma-3-270m"
+
+
+def test_local_gemma_3_270m_seller_serves_the_adapter_on_the_prepared_base_playing_its_trained_strategy(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gemma-3-270m").mkdir()  # a folder named like the base in the cwd is not the base
+    t = resolve_target(NAME)
+    assert t.folder == FOLDER and t.base == models_dir() / "gemma-3-270m" and t.base_recipe == "gemma-3-270m"
+    assert t.served_name == NAME and "pure" in t.note
+    assert split_spec(f"local/{NAME}") == (f"local/{NAME}", {"strategy": "none"})
+    assert split_spec(f"local/{NAME}?strategy=boulware")[1] == {"strategy": "boulware"}
+
+
+def test_the_shipped_seller_loads_on_the_real_270m_and_plays_a_turn():
+    import torch
+
+    from negotiator.models.local.engine import load_model
+
+    base_folder = prepare("gemma-3-270m")
+    base, _, _ = load_model(base_folder, dtype="float32")
+    tuned, tok, weights = load_model(FOLDER, dtype="float32", base=base_folder)
+    assert weights == base_folder and tok.chat_template
+    layers = json.loads((FOLDER / "adapter_config.json").read_text())["layers_to_transform"]
+    changed = set()
+    for (name, a), (name_b, b) in zip(base.state_dict().items(), tuned.state_dict().items(), strict=True):
+        assert name == name_b  # merged: the plain model, no LoRA modules left
+        if not torch.equal(a, b):
+            changed.add(int(name.split(".layers.")[1].split(".")[0]))
+    assert changed == set(layers)  # the top six layers were trained, nothing else moved
+    del base, tuned
+
+    scenario = generate(1)
+    agent = SellerAgent(f"local/{NAME}", max_tokens=160, retry=RetryPolicy(timeout=1800), seed=0)
+    try:
+        turn = asyncio.run(agent.respond(scenario))
+    finally:
+        stop_all()
+    assert turn.advice is None  # the pure policy: the model wrote its own terms
+    assert isinstance(turn.action, MakeOffer) and not turn.fallback, turn.invalid_attempts
+    assert scenario.space.validate_offer(turn.action.terms) == turn.action.terms
+    assert scenario.seller.utility(turn.action.terms) >= scenario.seller.reservation
+
+
+@pytest.mark.parametrize("bad", ["gemma-3-270m-sellr"])
+def test_a_misspelt_shipped_name_lists_the_shipped_sellers(bad):
+    from negotiator.errors import UsageError
+
+    with pytest.raises(UsageError, match=NAME):
+        resolve_target(bad)
