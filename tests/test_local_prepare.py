@@ -203,7 +203,8 @@ def test_preparing_a_shipped_seller_prepares_the_model_it_is_served_on(home, mon
 
     _register()
 
-    monkeypatch.setitem(shipped.BASES, "tiny-seller", TINY)  # the real one's base is the 270M: minutes to prepare
+    # the real one's base is the 270M: minutes to prepare
+    monkeypatch.setitem(shipped.SELLERS, "tiny-seller", shipped.ShippedSeller(TINY, "a seller on the tiny model"))
     r = CliRunner().invoke(app, ["models", "prepare", "tiny-seller"])
     assert r.exit_code == 0, r.output
     assert f"preparing the model it is served on, {TINY}" in r.output and prep.problem(home / "models" / TINY, prep.RECIPES[TINY]) is None

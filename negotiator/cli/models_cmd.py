@@ -25,11 +25,11 @@ def prepare_command(
     """
     from ..models.local.prepare import home, recipe
     from ..models.local.progress import prepare_with_progress
-    from ..models.local.shipped import BASES
+    from ..models.local.shipped import SELLERS
 
-    if name in BASES:  # a shipped seller is ready once the model it is served on is
-        console.print(f"{name} ships in the package; preparing the model it is served on, {BASES[name]}")
-        name = BASES[name]
+    if name in SELLERS:  # a shipped seller is ready once the model it is served on is
+        console.print(f"{name} ships in the package; preparing the model it is served on, {SELLERS[name].base}")
+        name = SELLERS[name].base
     recipe(name)  # a clear error for an unknown name before anything else
     output_folder(home(), "NEGOTIATOR_HOME")
     path = prepare_with_progress(name, force=force, say=lambda msg: console.print(msg))

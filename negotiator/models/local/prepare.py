@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ...errors import UsageError
 from .chat_template import GEMMA_CHAT_TEMPLATE
-from .shipped import BASES, SELLERS, SHIPPED
+from .shipped import SELLERS, SHIPPED
 
 MANIFEST = "manifest.json"
 
@@ -313,9 +313,9 @@ def list_models() -> list[PreparedInfo]:
                 pass
         size = sum(m["size"] for m in (manifest.get("files") or {}).values()) if why is None else 0
         out.append(PreparedInfo(r.name, r.description, folder, why or "ready", size, manifest.get("source", {})))
-    for name, what in SELLERS.items():  # shipped in the package: ready once their base is
-        folder, base = SHIPPED / name, next(m for m in out if m.name == BASES[name])
+    for name, seller in SELLERS.items():  # shipped in the package: ready once their base is
+        folder, base = SHIPPED / name, next(m for m in out if m.name == seller.base)
         adapter = folder / "adapter_model.safetensors"
         status = "ready" if base.status == "ready" else f"needs {base.name} ({base.status})"
-        out.append(PreparedInfo(name, what, folder, status, adapter.stat().st_size, {"sha256": sha256_file(adapter)}))
+        out.append(PreparedInfo(name, seller.description, folder, status, adapter.stat().st_size, {"sha256": sha256_file(adapter)}))
     return out

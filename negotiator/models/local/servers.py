@@ -65,7 +65,7 @@ def resolve_target(name: str) -> Target:
         return Target(name, name, name, models_dir() / name, family=model_family(name))
     if (shipped := shipped_folder(name)) is not None:
         t = _training_run_target(name, shipped)
-        return replace(t, note=f"local/{name} is {SELLERS[name]}, on {t.base}")
+        return replace(t, note=f"local/{name} is {SELLERS[name].description}, on {t.base}")
     path = Path(name).expanduser()
     if not path.is_dir():
         raise UsageError(

@@ -8,13 +8,24 @@ that prepared copy (the GGUF dequantized), not on any other release of the weigh
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 SHIPPED = Path(__file__).parent
 
-BASES = {"gemma-3-270m-seller": "gemma-3-270m"}  # the prepared model each is served on
-SELLERS: dict[str, str] = {
-    "gemma-3-270m-seller": "the CPU-trained pure 270M seller of docs/results.md (a LoRA on gemma-3-270m; it plays the pure policy it trained with unless ?strategy= says otherwise)",
+
+@dataclass(frozen=True)
+class ShippedSeller:
+    base: str  # the prepared model it is served on
+    description: str
+
+
+SELLERS: dict[str, ShippedSeller] = {
+    "gemma-3-270m-seller": ShippedSeller(
+        "gemma-3-270m",
+        "the CPU-trained pure 270M seller of docs/results.md (a LoRA on gemma-3-270m; it plays the pure policy "
+        "it trained with unless ?strategy= says otherwise)",
+    ),
 }
 
 
