@@ -19,7 +19,7 @@ from pathlib import Path
 
 from negotiator.errors import UsageError
 from negotiator.models.families import model_family
-from negotiator.models.local.shipped import shipped_folder
+from negotiator.models.local.shipped import local_folder
 from negotiator.runtime.episode import Episode
 from negotiator.runtime.log import iter_episodes
 
@@ -135,8 +135,7 @@ def training_manifest(seller: str) -> tuple[Path, dict] | None:
     ``local/DIR/adapter``, or a shipped seller such as ``local/gemma-3-270m-seller``)."""
     if not seller.startswith("local/"):
         return None
-    name = seller[len("local/"):].split("?", 1)[0]
-    path = shipped_folder(name) or Path(name)
+    path = local_folder(seller[len("local/"):].split("?", 1)[0])
     for d in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         m = d / "manifest.json"
         if m.is_file():

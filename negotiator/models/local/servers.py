@@ -30,7 +30,7 @@ from pathlib import Path
 from ...errors import ProviderError, UsageError
 from ..families import model_family
 from .prepare import RECIPES, home, models_dir, prepare
-from .shipped import SELLERS, shipped_folder
+from .shipped import SELLERS, local_folder
 
 START_TIMEOUT_S = 300.0
 _EXTRA = ("torch", "transformers", "xgrammar", "fastapi", "uvicorn")
@@ -63,10 +63,7 @@ def resolve_target(name: str) -> Target:
     """Check a ``local/`` name without starting anything. Raises UsageError with a hint."""
     if name in RECIPES:
         return Target(name, name, name, models_dir() / name, family=model_family(name))
-    if (shipped := shipped_folder(name)) is not None:
-        t = _training_run_target(name, shipped)
-        return replace(t, note=f"local/{name} is {SELLERS[name].description}, on {t.base}")
-    path = Path(name).expanduser()
+    path = local_folder(name)
     if not path.is_dir():
         raise UsageError(
             f"local/{name}: no such prepared model or folder. Prepared models: {', '.join([*RECIPES, *SELLERS])}; "
@@ -74,7 +71,8 @@ def resolve_target(name: str) -> Target:
         )
     path = path.resolve()
     if _is_training_run(path):
-        return _training_run_target(name, path)
+        t = _training_run_target(name, path)
+        return replace(t, note=f"local/{name} is {SELLERS[name].description}, on {t.base}") if name in SELLERS else t
     if not (path / "config.json").is_file() and not (path / "adapter_config.json").is_file():
         runs = sorted(p.name for p in path.iterdir() if p.is_dir() and (p / "manifest.json").is_file())
         if runs:
@@ -99,7 +97,7 @@ def trained_strategy(name: str) -> str | None:
     """The seller strategy a ``negotiator train`` run trained with (``boulware?candidates=3``,
     ``none``), for a ``local/`` name that is a run folder or its merged/ or adapter/; None for
     any other name. A run written before training had strategies trained the pure policy."""
-    path = shipped_folder(name) or Path(name).expanduser()
+    path = local_folder(name)
     for run in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         if run.is_dir() and _is_training_run(run):
             try:
@@ -116,7 +114,7 @@ def _training_run_target(name: str, run: Path) -> Target:
     if (run / "merged" / "config.json").is_file():
         t = _folder_target(name, run / "merged")
         return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}{plays}")
-    # a kept adapter (a shipped seller): the adapter files beside the run's manifest and config
+    # a kept run (a shipped seller): the adapter files beside the run's manifest and config
     for adapter in (run / "adapter", run):
         if (adapter / "adapter_config.json").is_file():
             t = _folder_target(name, adapter)

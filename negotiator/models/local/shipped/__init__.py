@@ -29,6 +29,6 @@ SELLERS: dict[str, ShippedSeller] = {
 }
 
 
-def shipped_folder(name: str) -> Path | None:
-    """The folder of a shipped seller, None for any other name."""
-    return SHIPPED / name if name in SELLERS else None
+def local_folder(name: str) -> Path:
+    """The folder a ``local/NAME`` spec names: a shipped seller's, else the path as written."""
+    return SHIPPED / name if name in SELLERS else Path(name).expanduser()
