@@ -30,15 +30,35 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def run_arm(source: Path, out: Path, args) -> float:
     """Wall seconds of one eval whose ``negotiator`` package (and local server) is ``source``'s."""
-    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", args.seller, "--suite", args.suite, "--shard", args.shard,
-           "--limit", str(args.limit), "--concurrency", str(args.concurrency), "--timeout", str(args.timeout),
-           "--quiet", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--seller",
+        args.seller,
+        "--suite",
+        args.suite,
+        "--shard",
+        args.shard,
+        "--limit",
+        str(args.limit),
+        "--concurrency",
+        str(args.concurrency),
+        "--timeout",
+        str(args.timeout),
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "PYTHONPATH": str(source)}  # the server subprocess inherits it
     t0 = time.perf_counter()
     r = subprocess.run(cmd, cwd=source, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} (in {source}) failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}")
+        raise SystemExit(
+            f"{' '.join(cmd)} (in {source}) failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+        )
     return wall
 
 
@@ -56,7 +76,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         worktree = tmp / "ref"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(worktree), args.ref], check=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(worktree), args.ref], check=True
+        )
         try:
             walls = {}
             for name, source in ((args.ref, worktree), ("this checkout", ROOT)):

@@ -69,8 +69,10 @@ async def main() -> None:
 
     t = time.perf_counter()
     rule_jobs = plan(suite, "rule/boulware")
-    print(f"plan: {len(rule_jobs)} negotiations of {suite.key} in {time.perf_counter() - t:.2f} s "
-          "(builds the 576 persona scenarios and their Pareto frontiers)")
+    print(
+        f"plan: {len(rule_jobs)} negotiations of {suite.key} in {time.perf_counter() - t:.2f} s "
+        "(builds the 576 persona scenarios and their Pareto frontiers)"
+    )
     if args.quick:
         rule_jobs = rule_jobs[::4]
     n = len(rule_jobs)
@@ -84,11 +86,15 @@ async def main() -> None:
         seq, seq_cpu = await bare_loop(jobs)
         conc, conc_cpu = await bare_loop(jobs, k)
         calls = seller_calls(eps)
-        print(f"   {seller}: {n / wall:.0f} negotiations/s through the runner"
-              + (f", {calls} seller model calls, {cpu / calls * 1e3:.2f} ms CPU per call" if calls else ""))
+        print(
+            f"   {seller}: {n / wall:.0f} negotiations/s through the runner"
+            + (f", {calls} seller model calls, {cpu / calls * 1e3:.2f} ms CPU per call" if calls else "")
+        )
         print(f"      runner, {k} in flight   wall {wall:6.2f} s  CPU {cpu:6.2f} s")
-        print(f"      bare loop, {k} at once  wall {conc:6.2f} s  CPU {conc_cpu:6.2f} s   -> runner overhead "
-              f"{(wall - conc) / n * 1e3:+.2f} ms wall, {(cpu - conc_cpu) / n * 1e3:+.2f} ms CPU per negotiation")
+        print(
+            f"      bare loop, {k} at once  wall {conc:6.2f} s  CPU {conc_cpu:6.2f} s   -> runner overhead "
+            f"{(wall - conc) / n * 1e3:+.2f} ms wall, {(cpu - conc_cpu) / n * 1e3:+.2f} ms CPU per negotiation"
+        )
         print(f"      bare loop, one by one  wall {seq:6.2f} s  CPU {seq_cpu:6.2f} s")
 
     print(f"2. {n} negotiations, scripted seller with simulated latency, {k} in flight (goal: ideal/actual >= 0.9)")
@@ -98,8 +104,10 @@ async def main() -> None:
         calls = seller_calls(eps)
         longest = max(seller_calls([e]) for e in eps)
         ideal = max(calls * lat / k, longest * lat)
-        print(f"   latency {lat:.2f} s: {calls} seller calls, ideal {ideal:6.2f} s, actual {wall:6.2f} s, "
-              f"ideal/actual = {ideal / wall:.2f}, CPU {cpu:.2f} s = {cpu / wall:.0%} of wall")
+        print(
+            f"   latency {lat:.2f} s: {calls} seller calls, ideal {ideal:6.2f} s, actual {wall:6.2f} s, "
+            f"ideal/actual = {ideal / wall:.2f}, CPU {cpu:.2f} s = {cpu / wall:.0%} of wall"
+        )
     print(f"load average at end {load()}")
 
 

@@ -73,7 +73,11 @@ async def local_round(model, prompts, max_tokens: int) -> tuple[int, int, float]
     responses = await asyncio.gather(
         *(model.complete(ModelRequest(messages=m, response_schema=s, max_tokens=max_tokens)) for m, s in prompts)
     )
-    return sum(r.completion_tokens for r in responses), sum(r.prompt_tokens for r in responses), time.perf_counter() - t0
+    return (
+        sum(r.completion_tokens for r in responses),
+        sum(r.prompt_tokens for r in responses),
+        time.perf_counter() - t0,
+    )
 
 
 def throughput(concurrency: int, rounds: int, max_tokens: int) -> dict:
@@ -145,8 +149,12 @@ def vs_transformers_serve(concurrency: int, rounds: int, max_tokens: int) -> dic
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen(["transformers", "serve", str(folder), "--continuous-batching", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        ["transformers", "serve", str(folder), "--continuous-batching", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         deadline = time.time() + 300
         while True:
@@ -157,7 +165,9 @@ def vs_transformers_serve(concurrency: int, rounds: int, max_tokens: int) -> dic
                 if proc.poll() is not None or time.time() > deadline:
                     return {"error": "transformers serve did not start"}
                 time.sleep(1)
-        model = LiteLLMModel(f"hosted_vllm/{folder}", base_url=f"http://127.0.0.1:{port}/v1", timeout=600, response_schema=False)
+        model = LiteLLMModel(
+            f"hosted_vllm/{folder}", base_url=f"http://127.0.0.1:{port}/v1", timeout=600, response_schema=False
+        )
         reqs = [ModelRequest(messages=m, max_tokens=max_tokens) for m, _ in prompts]
         asyncio.run(_gather(model, reqs[:2]))  # warm-up: transformers serve loads the model on first use
         tokens, valid, seconds = 0, 0, 0.0
@@ -172,8 +182,11 @@ def vs_transformers_serve(concurrency: int, rounds: int, max_tokens: int) -> dic
                     valid += 1
                 except ActionParseError:
                     pass
-        return {"tokens_per_s": round(tokens / seconds, 1), "valid_share": round(valid / (rounds * concurrency), 3),
-                "completion_tokens_per_request": round(tokens / (rounds * concurrency))}
+        return {
+            "tokens_per_s": round(tokens / seconds, 1),
+            "valid_share": round(valid / (rounds * concurrency), 3),
+            "completion_tokens_per_request": round(tokens / (rounds * concurrency)),
+        }
     finally:
         proc.terminate()
         try:
@@ -190,8 +203,21 @@ def eval_quick(seller: str, concurrency: int) -> dict:
     """``negotiator eval`` on the quick suite in a subprocess, as a user runs it."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
-        cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", seller, "--suite", "quick",
-               "--concurrency", str(concurrency), "--quiet", "--out", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "negotiator",
+            "eval",
+            "--seller",
+            seller,
+            "--suite",
+            "quick",
+            "--concurrency",
+            str(concurrency),
+            "--quiet",
+            "--out",
+            str(out),
+        ]
         t0 = time.perf_counter()
         r = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -225,7 +251,9 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=256, help="max_tokens per request (the seller's default)")
     ap.add_argument("--unconstrained", action="store_true", help="also run the quick eval with ?grammar=off")
     ap.add_argument("--skip-eval", action="store_true")
-    ap.add_argument("--vs-transformers-serve", action="store_true", help="also time `transformers serve --continuous-batching`")
+    ap.add_argument(
+        "--vs-transformers-serve", action="store_true", help="also time `transformers serve --continuous-batching`"
+    )
     ap.add_argument("--json", type=Path, help="write the figures here")
     a = ap.parse_args()
 
@@ -235,8 +263,10 @@ def main() -> None:
     report: dict = {"date": started, "cpus": os.cpu_count(), "load_before": load_before}
     report["throughput"] = throughput(a.concurrency, a.rounds, a.max_tokens)
     t = report["throughput"]
-    print(f"throughput at {a.concurrency} in flight, {t['dtype']} ({t['prompt_tokens_per_request']} prompt tokens, "
-          f"{t['completion_tokens_per_request']} new tokens per request):")
+    print(
+        f"throughput at {a.concurrency} in flight, {t['dtype']} ({t['prompt_tokens_per_request']} prompt tokens, "
+        f"{t['completion_tokens_per_request']} new tokens per request):"
+    )
     print(f"  local seller path (LiteLLM -> server)  {t['local_path_tokens_per_s']:8.1f} tokens/s")
     print(f"  engine in-process (grammar, no HTTP)   {t['engine_tokens_per_s']:8.1f} tokens/s")
     print(f"  raw batched model.generate             {t['raw_generate_tokens_per_s']:8.1f} tokens/s")
@@ -246,20 +276,28 @@ def main() -> None:
         if "error" in ts:
             print(f"  transformers serve: {ts['error']}")
         else:
-            print(f"  transformers serve --continuous-batching {ts['tokens_per_s']:8.1f} tokens/s "
-                  f"({ts['completion_tokens_per_request']} tokens per answer, no structured outputs: "
-                  f"{ts['valid_share']:.0%} of its answers are valid actions)")
+            print(
+                f"  transformers serve --continuous-batching {ts['tokens_per_s']:8.1f} tokens/s "
+                f"({ts['completion_tokens_per_request']} tokens per answer, no structured outputs: "
+                f"{ts['valid_share']:.0%} of its answers are valid actions)"
+            )
     if not a.skip_eval:
         runs = [eval_quick(SPEC, a.concurrency)]
         if a.unconstrained:
             runs.append(eval_quick(SPEC + "?grammar=off", a.concurrency))
         report["eval_quick"] = runs
         for e in runs:
-            print(f"negotiator eval --seller {e['seller']} (quick, {e['negotiations']} negotiations, {e['errors']} errors):")
-            print(f"  wall time {e['wall_s']} s; seller turns {e['seller_turns']}; tokens {e['prompt_tokens']} prompt + "
-                  f"{e['completion_tokens']} completion")
-            print(f"  first-attempt valid {e['first_attempt_valid_rate']:.1%} (goal >= 95%); turns ending on a fallback "
-                  f"{e['fallback_share']:.1%}; invalid answers {e['invalid_answer_share']:.1%}")
+            print(
+                f"negotiator eval --seller {e['seller']} (quick, {e['negotiations']} negotiations, {e['errors']} errors):"
+            )
+            print(
+                f"  wall time {e['wall_s']} s; seller turns {e['seller_turns']}; tokens {e['prompt_tokens']} prompt + "
+                f"{e['completion_tokens']} completion"
+            )
+            print(
+                f"  first-attempt valid {e['first_attempt_valid_rate']:.1%} (goal >= 95%); turns ending on a fallback "
+                f"{e['fallback_share']:.1%}; invalid answers {e['invalid_answer_share']:.1%}"
+            )
             print(f"  deal rate {e['deal_rate']:.2f}; mean seller score {e['mean_seller_score']:.3f}")
     report["load_after"] = load()
     print(f"load average (1, 5, 15 min) before: {load_before}; after: {report['load_after']}; {os.cpu_count()} CPUs")

@@ -85,7 +85,10 @@ async def concurrency(n: int, k: int, latency: float, scenarios: int) -> tuple[f
 
     pool = [generate(1000 + i, max_rounds=5) for i in range(scenarios)]
     buyers = ["rule/conceder", "rule/boulware", "rule/linear", "rule/tit_for_tat"]
-    jobs = [Job(f"bench-{i}", pool[i % scenarios], f"scripted/boulware?latency={latency}", buyers[i % 4], i) for i in range(n)]
+    jobs = [
+        Job(f"bench-{i}", pool[i % scenarios], f"scripted/boulware?latency={latency}", buyers[i % 4], i)
+        for i in range(n)
+    ]
     with tempfile.TemporaryDirectory() as d:
         t = time.perf_counter()
         eps = await run_jobs(jobs, d, RunOptions(concurrency=k))
@@ -124,8 +127,10 @@ async def main() -> None:
     print(f"2. {n} negotiations, scripted seller 100 ms/call, concurrency 64")
     for label, scen in (("suite-like: 32 scenarios shared by the buyers", 32), (f"all {n} scenarios distinct", n)):
         ideal, wall, calls = await concurrency(n, 64, 0.1, scen)
-        print(f"   {label}: {calls} seller calls, ideal {ideal:.2f} s, actual {wall:.2f} s, "
-              f"ideal/actual = {ideal / wall:.2f}   (goal >= 0.9)")
+        print(
+            f"   {label}: {calls} seller calls, ideal {ideal:.2f} s, actual {wall:.2f} s, "
+            f"ideal/actual = {ideal / wall:.2f}   (goal >= 0.9)"
+        )
     rate = await rule_throughput(3 if args.quick else 10)
     print(f"3. rule vs rule (Boulware seller vs Conceder buyer, 4 issues, 20 rounds): {rate:.0f} negotiations/s")
 

@@ -39,7 +39,10 @@ async def table(n: int) -> None:
             for i, seed in enumerate(seeds):
                 persona = personas[i % len(personas)]
                 ep = await run_negotiation(
-                    make_party(seller, "seller", seed=i), pool.buyer(buyer, persona, i), pool.scenario(seed, persona), seed=i
+                    make_party(seller, "seller", seed=i),
+                    pool.buyer(buyer, persona, i),
+                    pool.scenario(seed, persona),
+                    seed=i,
                 )
                 scores.append(ep.metrics.seller_score)
             row.append(statistics.mean(scores))

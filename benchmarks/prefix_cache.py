@@ -29,8 +29,25 @@ SELLER = "local/gemma-3-270m"
 
 
 def run_arm(out: Path, cache_tokens: int, args) -> tuple[float, list]:
-    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", SELLER, "--suite", args.suite, "--shard", args.shard,
-           "--concurrency", str(args.concurrency), "--timeout", str(args.timeout), "--quiet", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--seller",
+        SELLER,
+        "--suite",
+        args.suite,
+        "--shard",
+        args.shard,
+        "--concurrency",
+        str(args.concurrency),
+        "--timeout",
+        str(args.timeout),
+        "--quiet",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "NEGOTIATOR_PREFIX_CACHE_TOKENS": str(cache_tokens)}
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -59,8 +76,11 @@ def main() -> None:
             wall, episodes = run_arm(Path(tmp) / name, tokens, args)
             turns = [t for e in episodes for t in e.turns if t.party == "seller"]
             arms[name] = (wall, {e.episode_id: e for e in episodes})
-            print(f"cache {name:3}: {len(episodes)} negotiations, {len(turns)} seller turns, "
-                  f"{sum(t.usage.prompt_tokens for t in turns)} prompt tokens, wall {wall:.0f} s", flush=True)
+            print(
+                f"cache {name:3}: {len(episodes)} negotiations, {len(turns)} seller turns, "
+                f"{sum(t.usage.prompt_tokens for t in turns)} prompt tokens, wall {wall:.0f} s",
+                flush=True,
+            )
     (off_wall, off), (on_wall, on) = arms["off"], arms["on"]
     same = sum(moves(off[k]) == moves(on[k]) for k in off if k in on)
     print(f"wall time on/off: {on_wall / off_wall:.2f}  (off {off_wall:.0f} s, on {on_wall:.0f} s)")

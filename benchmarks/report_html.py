@@ -106,9 +106,13 @@ def main() -> None:
         data = transcript_data(arms)
         json_mb, packed_mb = len(embed_json(data).encode()) / 1e6, len(pack(data)) / 1e6
 
-        print(f"\n{n:,} negotiations ({len(data['scenarios'])} distinct scenarios), episode logs {log_mb:.1f} MB, loaded in {load_s:.1f} s")
+        print(
+            f"\n{n:,} negotiations ({len(data['scenarios'])} distinct scenarios), episode logs {log_mb:.1f} MB, loaded in {load_s:.1f} s"
+        )
         print(f"transcript data: {json_mb:.1f} MB of compact JSON, {packed_mb:.2f} MB embedded (gzip + base64)")
-        print(f"report.html: {full.stat().st_size / 1e6:.2f} MB with transcripts, {plain.stat().st_size / 1e6:.2f} MB without")
+        print(
+            f"report.html: {full.stat().st_size / 1e6:.2f} MB with transcripts, {plain.stat().st_size / 1e6:.2f} MB without"
+        )
         print(f"write_report: {full_s:.2f} s with transcripts, {plain_s:.2f} s without (+{full_s - plain_s:.2f} s)")
         try:
             with_t = browser_times(full, args.repeats, True)
@@ -117,11 +121,17 @@ def main() -> None:
             print(f"no browser timings: {e}")
             return
         print(f"\nheadless Chromium, median of {args.repeats} opens:")
-        print(f"  load event: {with_t['load']:.0f} ms with transcripts, {without['load']:.0f} ms without "
-              f"(ratio {with_t['load'] / without['load']:.2f})")
-        print(f"  transcript list ready (unpacked, parsed, first page drawn): {with_t['open']:.0f} ms after navigation start")
-        print(f"  open a transcript: {with_t['transcript']:.0f} ms; filter + sort all {n:,}: {with_t['filter']:.0f} ms; "
-              f"next page: {with_t['page']:.0f} ms")
+        print(
+            f"  load event: {with_t['load']:.0f} ms with transcripts, {without['load']:.0f} ms without "
+            f"(ratio {with_t['load'] / without['load']:.2f})"
+        )
+        print(
+            f"  transcript list ready (unpacked, parsed, first page drawn): {with_t['open']:.0f} ms after navigation start"
+        )
+        print(
+            f"  open a transcript: {with_t['transcript']:.0f} ms; filter + sort all {n:,}: {with_t['filter']:.0f} ms; "
+            f"next page: {with_t['page']:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,25 @@ NEAR_FLOOR = 0.01
 
 def run_arm(root: Path, name: str, spec: str, shard: int, of: int, concurrency: int, timeout: float) -> Path:
     out = root / name / f"shard{shard}of{of}"
-    cmd = [sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--shard", f"{shard}/{of}", "--seller", spec,
-           "--out", str(out), "--concurrency", str(concurrency), "--timeout", str(timeout), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--suite",
+        "heldout",
+        "--shard",
+        f"{shard}/{of}",
+        "--seller",
+        spec,
+        "--out",
+        str(out),
+        "--concurrency",
+        str(concurrency),
+        "--timeout",
+        str(timeout),
+        "--quiet",
+    ]
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return out
@@ -74,7 +91,9 @@ def offer_stats(eps) -> dict[str, float]:
                 continue
             if t.guard and "message_corrected" in t.guard.kinds:
                 corrected += 1
-            terms = t.action.terms if isinstance(t.action, MakeOffer) else standing if t.action.action == "accept" else None
+            terms = (
+                t.action.terms if isinstance(t.action, MakeOffer) else standing if t.action.action == "accept" else None
+            )
             if terms is not None and t.action.message:
                 messages += 1
                 theirs = standing if isinstance(t.action, MakeOffer) else None
@@ -82,8 +101,13 @@ def offer_stats(eps) -> dict[str, float]:
             if isinstance(t.action, MakeOffer) and t.index < sc.max_turns - 2:
                 offers += 1
                 near += sc.seller.utility(t.action.terms) - floor <= NEAR_FLOOR
-    return {"offers": offers, "near_floor": near / offers if offers else 0.0, "corrected": corrected,
-            "contradicting_after_guard": left, "messages": messages}
+    return {
+        "offers": offers,
+        "near_floor": near / offers if offers else 0.0,
+        "corrected": corrected,
+        "contradicting_after_guard": left,
+        "messages": messages,
+    }
 
 
 def summary_line(name: str, eps: list) -> str:
@@ -92,9 +116,11 @@ def summary_line(name: str, eps: list) -> str:
     b = block(eps)
     st = offer_stats(eps)
     ci = b.get("seller_score_ci") or [float("nan")] * 2
-    return (f"{name:>10}  n={b['n']:4d}  score {b['seller_score']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  deal {b['deal_rate']:.2f}  "
-            f"invalid {b.get('invalid_rate', 0):.3f}  near-floor offers {st['near_floor']:.1%} of {st['offers']}  "
-            f"messages corrected {st['corrected']}  contradicting after the guard {st['contradicting_after_guard']}")
+    return (
+        f"{name:>10}  n={b['n']:4d}  score {b['seller_score']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]  deal {b['deal_rate']:.2f}  "
+        f"invalid {b.get('invalid_rate', 0):.3f}  near-floor offers {st['near_floor']:.1%} of {st['offers']}  "
+        f"messages corrected {st['corrected']}  contradicting after the guard {st['contradicting_after_guard']}"
+    )
 
 
 def paired(a: dict, b: dict, key=None):
@@ -107,8 +133,11 @@ def paired(a: dict, b: dict, key=None):
         groups[key(a[k]) if key else "all"].append(k)
     out = {}
     for g, ks in sorted(groups.items()):
-        d = paired_difference([a[k].metrics.seller_score for k in ks], [b[k].metrics.seller_score for k in ks],
-                              [scenario_of(a[k]) for k in ks])
+        d = paired_difference(
+            [a[k].metrics.seller_score for k in ks],
+            [b[k].metrics.seller_score for k in ks],
+            [scenario_of(a[k]) for k in ks],
+        )
         deal = sum(b[k].outcome.deal for k in ks) / len(ks) - sum(a[k].outcome.deal for k in ks) / len(ks)
         out[g] = (d, deal, len(ks))
     return out
@@ -156,13 +185,17 @@ def main(argv=None) -> int:
             res = paired(episodes[a], episodes[b], key)
             for g, (d, deal, n) in res.items():
                 name = "all" if key is None else f"  {g}"
-                print(f"  {label if key is None else '':>8} {name:<24} n={n:4d}  {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]  "
-                      f"p={d.p_value:.3g}  deal rate {deal:+.2f}")
+                print(
+                    f"  {label if key is None else '':>8} {name:<24} n={n:4d}  {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]  "
+                    f"p={d.p_value:.3g}  deal rate {deal:+.2f}"
+                )
         if target is not None:
             d, deal, _ = paired(episodes[a], episodes[b])["all"]
             value = d.low if what == "low" else d.mean
-            print(f"  target: {'CI lower bound' if what == 'low' else 'difference'} >= {target:+.2f}: "
-                  f"{value:+.3f} -> {'met' if value >= target else 'NOT met'}")
+            print(
+                f"  target: {'CI lower bound' if what == 'low' else 'difference'} >= {target:+.2f}: "
+                f"{value:+.3f} -> {'met' if value >= target else 'NOT met'}"
+            )
 
     show("rule", "assisted", -0.02, "low")
     show("pure", "assisted", 0.20, "mean")
@@ -177,9 +210,11 @@ def main(argv=None) -> int:
         print(f"\ndeal rate, assisted - rule: {deal:+.3f} (target >= -0.05: {'met' if deal >= -0.05 else 'NOT met'})")
     if "assisted" in episodes:
         st = offer_stats(episodes["assisted"].values())
-        print(f"assisted offers near the floor before the last round: {st['near_floor']:.1%} (target <= 5%: "
-              f"{'met' if st['near_floor'] <= 0.05 else 'NOT met'}); contradicting messages after the guard: "
-              f"{st['contradicting_after_guard']} (target 0), corrected by the guard: {st['corrected']}")
+        print(
+            f"assisted offers near the floor before the last round: {st['near_floor']:.1%} (target <= 5%: "
+            f"{'met' if st['near_floor'] <= 0.05 else 'NOT met'}); contradicting messages after the guard: "
+            f"{st['contradicting_after_guard']} (target 0), corrected by the guard: {st['corrected']}"
+        )
     return 0
 
 

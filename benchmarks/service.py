@@ -81,7 +81,9 @@ async def _drive(clients: int, total: int, open_, move) -> tuple[list[float], fl
 
 async def over_http(base_url: str, clients: int, total: int) -> tuple[list[float], float]:
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base_url, headers={"Authorization": f"Bearer {KEY}"}, limits=limits, timeout=60) as http:
+    async with httpx.AsyncClient(
+        base_url=base_url, headers={"Authorization": f"Bearer {KEY}"}, limits=limits, timeout=60
+    ) as http:
         body = {"listing": SCENARIO.listing().model_dump(mode="json")}
 
         async def open_() -> dict:
@@ -100,6 +102,7 @@ async def over_http(base_url: str, clients: int, total: int) -> tuple[list[float
 
 async def in_process(store: Path, clients: int, total: int) -> tuple[list[float], float]:
     async with Sessions.connect(SELLER, store) as sessions:
+
         async def open_() -> dict:
             return (await sessions.open(SCENARIO)).model_dump()
 
@@ -120,9 +123,23 @@ def start_service(workdir: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     env = {**os.environ, "NEGOTIATOR_API_KEY": KEY}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "negotiator", "serve", "--port", str(port), "--seller", SELLER,
-         "--store", str(workdir / "service.sqlite"), "--log-level", "warning"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "negotiator",
+            "serve",
+            "--port",
+            str(port),
+            "--seller",
+            SELLER,
+            "--store",
+            str(workdir / "service.sqlite"),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -150,8 +167,10 @@ def main() -> None:
             for clients in (1, 32):
                 got = {"HTTP service": ([], 0.0), "in-process": ([], 0.0)}
                 for _ in range(args.rounds):
-                    for kind, run in (("HTTP service", lambda: over_http(url, clients, args.requests)),
-                                      ("in-process", lambda: in_process(work / "in-process.sqlite", clients, args.requests))):
+                    for kind, run in (
+                        ("HTTP service", lambda: over_http(url, clients, args.requests)),
+                        ("in-process", lambda: in_process(work / "in-process.sqlite", clients, args.requests)),
+                    ):
                         lat, wall = asyncio.run(run())
                         got[kind] = (got[kind][0] + lat, got[kind][1] + wall)
                 rows += [_row(kind, clients, lat, wall) for kind, (lat, wall) in got.items()]
@@ -162,14 +181,24 @@ def main() -> None:
 
     print(f"{'path':<14}{'clients':>8}{'requests':>10}{'req/s':>10}{'p50 ms':>9}{'p95 ms':>9}")
     for r in rows:
-        print(f"{r['path']:<14}{r['clients']:>8}{r['requests']:>10}{r['rps']:>10.1f}{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}")
+        print(
+            f"{r['path']:<14}{r['clients']:>8}{r['requests']:>10}{r['rps']:>10.1f}{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}"
+        )
     print("\nservice overhead (HTTP / in-process):")
     for clients in (1, 32):
-        h, p = (next(r for r in rows if r["clients"] == clients and r["path"] == k) for k in ("HTTP service", "in-process"))
-        print(f"  {clients:>2} clients: throughput x{p['rps'] / h['rps']:.2f} lower, p50 x{h['p50_ms'] / p['p50_ms']:.2f}, p95 x{h['p95_ms'] / p['p95_ms']:.2f}")
-    print(f"\nmachine: {os.cpu_count()} CPUs; load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after")
+        h, p = (
+            next(r for r in rows if r["clients"] == clients and r["path"] == k) for k in ("HTTP service", "in-process")
+        )
+        print(
+            f"  {clients:>2} clients: throughput x{p['rps'] / h['rps']:.2f} lower, p50 x{h['p50_ms'] / p['p50_ms']:.2f}, p95 x{h['p95_ms'] / p['p95_ms']:.2f}"
+        )
+    print(
+        f"\nmachine: {os.cpu_count()} CPUs; load average (1 min) {load_before[0]:.2f} before, {load_after[0]:.2f} after"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "cpus": os.cpu_count(), "load": [load_before[0], load_after[0]]}, indent=2))
+        args.json.write_text(
+            json.dumps({"rows": rows, "cpus": os.cpu_count(), "load": [load_before[0], load_after[0]]}, indent=2)
+        )
 
 
 if __name__ == "__main__":

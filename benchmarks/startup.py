@@ -81,11 +81,15 @@ def timed(cmd: list[str], cwd: Path, env: dict | None = None, label: str | None 
 
 # Persona tactics (negotiator.buyers.rules.STRATEGIES) -> NegMAS negotiators of the same kind.
 NEGMAS_TACTICS = {
-    "boulware": "BoulwareTBNegotiator", "linear": "LinearTBNegotiator", "conceder": "ConcederTBNegotiator",
-    "tit_for_tat": "NaiveTitForTatNegotiator", "hardliner": "ToughNegotiator", "threatener": "BoulwareTBNegotiator",
+    "boulware": "BoulwareTBNegotiator",
+    "linear": "LinearTBNegotiator",
+    "conceder": "ConcederTBNegotiator",
+    "tit_for_tat": "NaiveTitForTatNegotiator",
+    "hardliner": "ToughNegotiator",
+    "threatener": "BoulwareTBNegotiator",
 }
 
-NEGMAS_RUN = r'''
+NEGMAS_RUN = r"""
 import json, sys
 from negmas import SAOMechanism, make_issue
 from negmas.outcomes import make_os
@@ -114,7 +118,7 @@ for job in jobs:
         m.add(negotiator, ufun=u)
     agreements += m.run().agreement is not None
 print(json.dumps({"negotiations": len(jobs), "agreements": agreements}))
-'''
+"""
 
 
 def export_heldout(path: Path, grid: str = "11", every: int = 1) -> int:
@@ -129,6 +133,7 @@ def export_heldout(path: Path, grid: str = "11", every: int = 1) -> int:
         return {"weights": prefs.weights, "reservation": prefs.reservation, "table": table}
 
     out = []
+
     def values(issue):
         if issue.kind == "discrete":
             return list(issue.options)
@@ -139,21 +144,43 @@ def export_heldout(path: Path, grid: str = "11", every: int = 1) -> int:
         issues = [(i, values(i)) for i in s.space.issues]
         buyer = parse_spec(job.buyer)
         tactic = parse_spec(get_persona(job.persona).rule_spec).name if buyer.name == "persona" else buyer.name
-        out.append({
-            "scenario": s.id, "rounds": s.max_rounds, "opener": s.opener, "tactic": NEGMAS_TACTICS[tactic],
-            "issues": [{"name": i.name, "values": values} for i, values in issues],
-            "seller": side(s.seller, issues), "buyer": side(s.buyer, issues),
-        })
+        out.append(
+            {
+                "scenario": s.id,
+                "rounds": s.max_rounds,
+                "opener": s.opener,
+                "tactic": NEGMAS_TACTICS[tactic],
+                "issues": [{"name": i.name, "values": values} for i, values in issues],
+                "seller": side(s.seller, issues),
+                "buyer": side(s.buyer, issues),
+            }
+        )
     path.write_text(json.dumps(out))
     return len(out)
 
 
 # --- import time ----------------------------------------------------------------------
 
+
 def importtime(cwd: Path) -> None:
     """Cumulative import time of an eval's top-level packages (``python -X importtime``)."""
-    cmd = [sys.executable, "-X", "importtime", "-m", "negotiator", "eval", "--seller", "rule/boulware", "--buyer", "rule/conceder",
-           "--limit", "1", "--out", str(cwd / "importtime"), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "negotiator",
+        "eval",
+        "--seller",
+        "rule/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--limit",
+        "1",
+        "--out",
+        str(cwd / "importtime"),
+        "--quiet",
+    ]
     r = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True)
     by_package: dict[str, int] = defaultdict(int)
     for line in r.stderr.splitlines():
@@ -171,10 +198,17 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=7, help="repetitions of each start-up measurement (median)")
     ap.add_argument("--suite-reps", type=int, default=3, help="repetitions of the held-out suite (median)")
     ap.add_argument("--negmas-python", help="a Python interpreter with negmas installed (a throwaway venv)")
-    ap.add_argument("--negmas-grid", choices=("11", "full"), default="11", help="NegMAS's numeric issues: an 11-point grid, or every step")
+    ap.add_argument(
+        "--negmas-grid",
+        choices=("11", "full"),
+        default="11",
+        help="NegMAS's numeric issues: an 11-point grid, or every step",
+    )
     ap.add_argument("--negmas-every", type=int, default=1, help="NegMAS plays every K-th negotiation of the suite")
     ap.add_argument("--importtime", action="store_true", help="also show where an eval's import time goes")
-    ap.add_argument("--baseline", type=Path, help="the source tree of another negotiator version (git archive ...), timed alongside")
+    ap.add_argument(
+        "--baseline", type=Path, help="the source tree of another negotiator version (git archive ...), timed alongside"
+    )
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="negotiator-startup-"))
@@ -191,13 +225,27 @@ def main() -> None:
         times["python -c pass"].append(timed([sys.executable, "-c", "pass"], work, label="python -c pass"))
         times["negotiator --help"].append(timed([*cli, "--help"], work, label="negotiator --help"))
         out = work / f"one-{rep}"
-        one = ["eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "1", "--out", str(out), "--quiet"]
+        one = [
+            "eval",
+            "--seller",
+            "rule/boulware",
+            "--buyer",
+            "rule/conceder",
+            "--limit",
+            "1",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
         label = "negotiator eval (rule vs rule, 1 negotiation)"
         times[label].append(timed([*cli, *one], work, label=label))
         shutil.rmtree(out, ignore_errors=True)
         if args.baseline:  # the other version's source first on the path, this interpreter and packages
             env = {**ENV, "PYTHONPATH": str(args.baseline.resolve())}
-            for label, argv in (("baseline: negotiator --help", ["--help"]), ("baseline: negotiator eval (1 negotiation)", one)):
+            for label, argv in (
+                ("baseline: negotiator --help", ["--help"]),
+                ("baseline: negotiator eval (1 negotiation)", one),
+            ):
                 times[label].append(timed([sys.executable, "-m", "negotiator", *argv], work, env, label=label))
             shutil.rmtree(out, ignore_errors=True)
     floor = statistics.median(times["python -c pass"])
@@ -206,9 +254,13 @@ def main() -> None:
         m = statistics.median(xs)
         print(f"{name:<48} {m:8.3f} {m - floor:13.3f} {statistics.median(CPU[name]):7.3f}")
     if args.baseline:
-        for what, new, old in (("--help", "negotiator --help", "baseline: negotiator --help"),
-                               ("eval", "negotiator eval (rule vs rule, 1 negotiation)", "baseline: negotiator eval (1 negotiation)")):
-            print(f"baseline / this version, {what}: {statistics.median(times[old]) / statistics.median(times[new]):.2f}x")
+        for what, new, old in (
+            ("--help", "negotiator --help", "baseline: negotiator --help"),
+            ("eval", "negotiator eval (rule vs rule, 1 negotiation)", "baseline: negotiator eval (1 negotiation)"),
+        ):
+            print(
+                f"baseline / this version, {what}: {statistics.median(times[old]) / statistics.median(times[new]):.2f}x"
+            )
 
     jobs_file = work / "heldout.json"
     n_negmas = export_heldout(jobs_file, args.negmas_grid, args.negmas_every) if args.negmas_python else 0
@@ -216,45 +268,94 @@ def main() -> None:
     suite: dict[str, list[float]] = defaultdict(list)
     for rep in range(args.suite_reps):
         out = work / f"heldout-{rep}"
-        suite["negotiator"].append(timed([*cli, "eval", "--suite", "heldout", "--seller", "rule/boulware", "--out", str(out), "--quiet"], work,
-                                         label="negotiator"))
+        suite["negotiator"].append(
+            timed(
+                [*cli, "eval", "--suite", "heldout", "--seller", "rule/boulware", "--out", str(out), "--quiet"],
+                work,
+                label="negotiator",
+            )
+        )
         lines = len((out / "episodes.jsonl").read_text().splitlines())
         assert lines == n, f"the suite logged {lines} negotiations, not {n}"
         shutil.rmtree(out, ignore_errors=True)
-        suite["negotiator, 1 process"].append(timed(
-            [*cli, "eval", "--suite", "heldout", "--seller", "rule/boulware", "--workers", "1", "--out", str(out), "--quiet"], work,
-            label="negotiator, 1 process"))
+        suite["negotiator, 1 process"].append(
+            timed(
+                [
+                    *cli,
+                    "eval",
+                    "--suite",
+                    "heldout",
+                    "--seller",
+                    "rule/boulware",
+                    "--workers",
+                    "1",
+                    "--out",
+                    str(out),
+                    "--quiet",
+                ],
+                work,
+                label="negotiator, 1 process",
+            )
+        )
         shutil.rmtree(out, ignore_errors=True)
         if args.baseline:  # the other version's suite, interleaved with this one's
             env = {**ENV, "PYTHONPATH": str(args.baseline.resolve())}
-            suite["baseline"].append(timed([sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--seller", "rule/boulware",
-                                            "--out", str(out), "--quiet"], work, env, label="baseline"))
+            suite["baseline"].append(
+                timed(
+                    [
+                        sys.executable,
+                        "-m",
+                        "negotiator",
+                        "eval",
+                        "--suite",
+                        "heldout",
+                        "--seller",
+                        "rule/boulware",
+                        "--out",
+                        str(out),
+                        "--quiet",
+                    ],
+                    work,
+                    env,
+                    label="baseline",
+                )
+            )
             shutil.rmtree(out, ignore_errors=True)
         if args.negmas_python:
             script = work / "negmas_run.py"
             script.write_text(NEGMAS_RUN)
             suite["NegMAS"].append(timed([args.negmas_python, str(script), str(jobs_file)], work, label="NegMAS"))
-    print(f"\nheld-out suite, rule vs rule, start-up included (median of {args.suite_reps}); negotiator as it runs by default"
-          f" (--workers auto: {min(os.cpu_count() or 1, 8)} processes here) and in one process, NegMAS in one")
+    print(
+        f"\nheld-out suite, rule vs rule, start-up included (median of {args.suite_reps}); negotiator as it runs by default"
+        f" (--workers auto: {min(os.cpu_count() or 1, 8)} processes here) and in one process, NegMAS in one"
+    )
     rates = {}
     for name, xs in suite.items():
         m = statistics.median(xs)
         count = n_negmas if name == "NegMAS" else n
         rates[name] = count / m
-        label = {"baseline": "baseline negotiator",
-                 "NegMAS": f"NegMAS ({args.negmas_grid}-point grid)" if args.negmas_grid == "11" else "NegMAS (full space)"}.get(name, name)
+        label = {
+            "baseline": "baseline negotiator",
+            "NegMAS": f"NegMAS ({args.negmas_grid}-point grid)" if args.negmas_grid == "11" else "NegMAS (full space)",
+        }.get(name, name)
         cpu = statistics.median(CPU[name])
-        print(f"  {label:<26} {count:5d} negotiations {m:8.2f} s {count / m:8.1f} negotiations/s; CPU {cpu:6.2f} s, "
-              f"{count / cpu:6.1f} per CPU second   (runs: {', '.join(f'{x:.2f}' for x in xs)})")
+        print(
+            f"  {label:<26} {count:5d} negotiations {m:8.2f} s {count / m:8.1f} negotiations/s; CPU {cpu:6.2f} s, "
+            f"{count / cpu:6.1f} per CPU second   (runs: {', '.join(f'{x:.2f}' for x in xs)})"
+        )
     if "baseline" in rates:
-        print(f"  this version / baseline: {rates['negotiator'] / rates['baseline']:.2f}x (wall), "
-              f"{statistics.median(CPU['baseline']) / statistics.median(CPU['negotiator']):.2f}x (CPU)")
+        print(
+            f"  this version / baseline: {rates['negotiator'] / rates['baseline']:.2f}x (wall), "
+            f"{statistics.median(CPU['baseline']) / statistics.median(CPU['negotiator']):.2f}x (CPU)"
+        )
     if "NegMAS" in rates:
         for name in ("negotiator", "negotiator, 1 process"):
             cpu_ratio = (n / statistics.median(CPU[name])) / (n_negmas / statistics.median(CPU["NegMAS"]))
             print(f"  {name} / NegMAS: {rates[name] / rates['NegMAS']:.2f}x (wall), {cpu_ratio:.2f}x (per CPU second)")
-    print(f"  negotiator / the NegMAS figure on record ({RECORDED_NEGMAS}/s, docs/benchmarks.md, another machine): "
-          f"{rates['negotiator'] / RECORDED_NEGMAS:.2f}x")
+    print(
+        f"  negotiator / the NegMAS figure on record ({RECORDED_NEGMAS}/s, docs/benchmarks.md, another machine): "
+        f"{rates['negotiator'] / RECORDED_NEGMAS:.2f}x"
+    )
     if args.importtime:
         importtime(work)
     shutil.rmtree(work, ignore_errors=True)

@@ -58,7 +58,9 @@ def load_arms(run_dirs: list[str | Path]) -> list[Arm]:
         key = tuple(json.dumps(config.get(k), sort_keys=True) for k in RUN_KEYS)
         arm = groups.get(key)
         if arm is None:
-            arm = groups[key] = Arm(name=config.get("seller", path.name), seller=config.get("seller", "?"), config=config, runs=[])
+            arm = groups[key] = Arm(
+                name=config.get("seller", path.name), seller=config.get("seller", "?"), config=config, runs=[]
+            )
         if path.resolve() in [r.resolve() for r in arm.runs]:
             continue
         arm.runs.append(path)
@@ -95,6 +97,7 @@ def expected_size(arm: Arm) -> int | None:
 
 def compare(a: Arm, b: Arm, *, seed: int = 0) -> dict:
     """B minus A on the negotiations both arms played (error episodes left out), overall and per buyer."""
+
     def usable(arm: Arm) -> dict[str, Episode]:
         return {negotiation_key(e): e for e in arm.episodes if e.outcome.ended_by != "error"}
 
@@ -135,7 +138,7 @@ def training_manifest(seller: str) -> tuple[Path, dict] | None:
     ``local/DIR/adapter``, or a shipped seller such as ``local/gemma-3-270m-seller``)."""
     if not seller.startswith("local/"):
         return None
-    path = local_folder(seller[len("local/"):].split("?", 1)[0])
+    path = local_folder(seller[len("local/") :].split("?", 1)[0])
     for d in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         m = d / "manifest.json"
         if m.is_file():
@@ -194,4 +197,3 @@ def arm_warnings(arm: Arm) -> list[str]:
     if errors:
         out.append(f"{arm.name}: {errors} episodes ended in an error and are left out of the scores")
     return out
-

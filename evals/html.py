@@ -56,9 +56,14 @@ def _breakdown(report: dict, key: str, label: str, linked: bool) -> str:
     def href(g: str, arm: str | None = None) -> str | None:
         return transcripts_href(arm=arm, **{field: g}) if linked else None
 
-    rows = [[_link(g, href(g))] + [_link(fmt_ci(a["summary"][key].get(g, {}), "seller_score"), href(g, a["name"])) for a in arms]
-            for g in groups]
-    return _table([label] + [a["name"] for a in arms], rows, cls=key, hrefs=[href(g) for g in groups] if linked else None)
+    rows = [
+        [_link(g, href(g))]
+        + [_link(fmt_ci(a["summary"][key].get(g, {}), "seller_score"), href(g, a["name"])) for a in arms]
+        for g in groups
+    ]
+    return _table(
+        [label] + [a["name"] for a in arms], rows, cls=key, hrefs=[href(g) for g in groups] if linked else None
+    )
 
 
 def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None = None) -> str:
@@ -79,13 +84,45 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
     rows = []
     for a in arms:
         o = a["summary"]["overall"]
-        rows.append([_link(a["name"], transcripts_href(arm=a["name"]) if linked else None), str(o["n"]), escape(fmt_ci(o, "seller_score")), fmt(o.get("deal_rate"), 2),
-                     fmt(o.get("buyer_score")), fmt(o.get("pareto_distance")), fmt(o.get("nash_distance")), fmt(o.get("rounds"), 1),
-                     fmt(o.get("invalid_rate")), str(o.get("guard_interventions", 0)), str(o["errors"]),
-                     f"{o.get('prompt_tokens', 0) + o.get('completion_tokens', 0):,}", fmt(o.get("cost_usd"), 4)])
-    parts.append(_table(["arm", "n", "seller score [95% CI]", "deal rate", "buyer score", "Pareto dist", "Nash dist", "rounds",
-                         "invalid rate", "guard", "errors", "tokens", "cost $"], rows, cls="arms",
-                        hrefs=[transcripts_href(arm=a["name"]) for a in arms] if linked else None))
+        rows.append(
+            [
+                _link(a["name"], transcripts_href(arm=a["name"]) if linked else None),
+                str(o["n"]),
+                escape(fmt_ci(o, "seller_score")),
+                fmt(o.get("deal_rate"), 2),
+                fmt(o.get("buyer_score")),
+                fmt(o.get("pareto_distance")),
+                fmt(o.get("nash_distance")),
+                fmt(o.get("rounds"), 1),
+                fmt(o.get("invalid_rate")),
+                str(o.get("guard_interventions", 0)),
+                str(o["errors"]),
+                f"{o.get('prompt_tokens', 0) + o.get('completion_tokens', 0):,}",
+                fmt(o.get("cost_usd"), 4),
+            ]
+        )
+    parts.append(
+        _table(
+            [
+                "arm",
+                "n",
+                "seller score [95% CI]",
+                "deal rate",
+                "buyer score",
+                "Pareto dist",
+                "Nash dist",
+                "rounds",
+                "invalid rate",
+                "guard",
+                "errors",
+                "tokens",
+                "cost $",
+            ],
+            rows,
+            cls="arms",
+            hrefs=[transcripts_href(arm=a["name"]) for a in arms] if linked else None,
+        )
+    )
     if "score_distributions" in plots:
         parts.append(_img(plots["score_distributions"], "seller score distributions"))
 
@@ -99,8 +136,17 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
                 continue
             for buyer, d in [("all", c["overall"]), *c["by_buyer"].items()]:
                 cls = "better" if d["detectable"] else "none"
-                rows.append([escape(c["a"]), escape(c["b"]), escape(buyer), str(d["n"]), escape(fmt_diff(d)), fmt_p(d["p_value"]),
-                             f'<span class="{cls}">{escape(d["verdict"])}</span>'])
+                rows.append(
+                    [
+                        escape(c["a"]),
+                        escape(c["b"]),
+                        escape(buyer),
+                        str(d["n"]),
+                        escape(fmt_diff(d)),
+                        fmt_p(d["p_value"]),
+                        f'<span class="{cls}">{escape(d["verdict"])}</span>',
+                    ]
+                )
         parts.append(_table(["A", "B", "buyer", "n", "B - A [95% CI]", "p", "verdict"], rows, cls="comparisons"))
         if "paired_differences" in plots:
             parts.append(_img(plots["paired_differences"], "forest plot of paired differences"))
@@ -117,8 +163,12 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
         parts.append(_img(plots["per_persona"], "seller score per buyer persona"))
 
     parts.append("<h2>Runs</h2>")
-    parts.append(_table(["arm", "seller", "seed", "folders"],
-                        [[escape(a["name"]), escape(a["seller"]), str(a.get("seed")), escape(", ".join(a["runs"]))] for a in arms]))
+    parts.append(
+        _table(
+            ["arm", "seller", "seed", "folders"],
+            [[escape(a["name"]), escape(a["seller"]), str(a.get("seed")), escape(", ".join(a["runs"]))] for a in arms],
+        )
+    )
     if linked:
         parts.append(transcripts_section(transcripts))
     body = "\n".join(parts)

@@ -81,7 +81,9 @@ def _groups(plt, report: dict, key: str, label: str):
             hi.append(b["seller_score_ci"][1] - b["seller_score"])
         ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, color=COLORS[i % len(COLORS)], label=a["name"])
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=30 if len(groups) > 3 else 0, ha="right" if len(groups) > 3 else "center", fontsize=8)
+    ax.set_xticklabels(
+        groups, rotation=30 if len(groups) > 3 else 0, ha="right" if len(groups) > 3 else "center", fontsize=8
+    )
     ax.set_ylabel("mean seller score (95% CI)")
     ax.set_title(f"Seller score per {label}")
     ax.legend(fontsize=8)
@@ -102,8 +104,15 @@ def _forest(plt, report: dict):
     fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(rows) + 1.2))
     for y, (name, d, main) in enumerate(reversed(rows)):
         color = "#d62728" if d["detectable"] else "#555555"
-        ax.errorbar([d["mean"]], [y], xerr=[[d["mean"] - d["low"]], [d["high"] - d["mean"]]], fmt="D" if main else "o",
-                    color=color, capsize=3, markersize=7 if main else 5)
+        ax.errorbar(
+            [d["mean"]],
+            [y],
+            xerr=[[d["mean"] - d["low"]], [d["high"] - d["mean"]]],
+            fmt="D" if main else "o",
+            color=color,
+            capsize=3,
+            markersize=7 if main else 5,
+        )
     ax.axvline(0, color="black", linewidth=1)
     ax.set_yticks(range(len(rows)))
     ax.set_yticklabels([r[0] for r in reversed(rows)], fontsize=8)

@@ -26,7 +26,9 @@ def build_report(arms: list[Arm], *, seed: int = 0) -> dict:
     warnings = [w for a in arms for w in arm_warnings(a)]
     suites = sorted({a.suite for a in arms})
     if len(suites) > 1:
-        warnings.append(f"the arms ran different suites ({', '.join(suites)}): only negotiations they share are compared")
+        warnings.append(
+            f"the arms ran different suites ({', '.join(suites)}): only negotiations they share are compared"
+        )
     return {
         "schema": REPORT_SCHEMA,
         "negotiator_version": package_version(),
@@ -71,16 +73,26 @@ def run_table(summary: dict, title: str) -> Table:
         return adversarial_table(summary, title)
     costly = bool(summary["overall"].get("cost_usd"))
     table = Table(title=title)
-    cols = ["buyer", "n", "seller score [95% CI]", "deal rate", "buyer score", "invalid", "guard", "errors"] + (["cost $"] if costly else [])
+    cols = ["buyer", "n", "seller score [95% CI]", "deal rate", "buyer score", "invalid", "guard", "errors"] + (
+        ["cost $"] if costly else []
+    )
     for col in cols:
-        table.add_column(col, justify="left" if col == "buyer" else "right", no_wrap=col in ("buyer", "seller score [95% CI]"))
+        table.add_column(
+            col, justify="left" if col == "buyer" else "right", no_wrap=col in ("buyer", "seller score [95% CI]")
+        )
     rows = list(summary["by_buyer"].items()) + [("all", summary["overall"])]
     for i, (name, b) in enumerate(rows):
         if not b.get("n"):
             continue
         cells = [
-            name, str(b["n"]), fmt_ci(b, "seller_score"), fmt(b.get("deal_rate"), 2), fmt(b.get("buyer_score")),
-            str(b.get("invalid_actions", 0)), str(b.get("guard_interventions", 0)), str(b["errors"]),
+            name,
+            str(b["n"]),
+            fmt_ci(b, "seller_score"),
+            fmt(b.get("deal_rate"), 2),
+            fmt(b.get("buyer_score")),
+            str(b.get("invalid_actions", 0)),
+            str(b.get("guard_interventions", 0)),
+            str(b["errors"]),
         ] + ([fmt(b.get("cost_usd"), 4)] if costly else [])
         table.add_row(*cells, end_section=i == len(rows) - 2)
     table.caption = limits_caption(summary["overall"])
@@ -91,9 +103,11 @@ def limits_caption(b: dict) -> str | None:
     lim = b.get("limits")
     if not lim:
         return None
-    return (f"{lim['below_floor_deals']} deals below the floor; messages: {lim['messages_redacted']} redacted, "
-            f"{lim['messages_corrected']} corrected by the guard, {lim['disclosures_reached']} stated a secret to the buyer"
-            + (f" ({lim['own_terms_restated']} only restating the offer's own terms)" if lim["own_terms_restated"] else ""))
+    return (
+        f"{lim['below_floor_deals']} deals below the floor; messages: {lim['messages_redacted']} redacted, "
+        f"{lim['messages_corrected']} corrected by the guard, {lim['disclosures_reached']} stated a secret to the buyer"
+        + (f" ({lim['own_terms_restated']} only restating the offer's own terms)" if lim["own_terms_restated"] else "")
+    )
 
 
 LIMIT_COLUMNS = (
@@ -106,8 +120,11 @@ LIMIT_COLUMNS = (
 
 def adversarial_table(summary: dict, title: str) -> Table:
     """A row per attack (the suite's personas): deals, limits held, secrets kept."""
-    table = Table(title=title, caption="reached buyer: seller messages that stated a secret, checked strictly "
-                                       "(restating the own offer included)")
+    table = Table(
+        title=title,
+        caption="reached buyer: seller messages that stated a secret, checked strictly "
+        "(restating the own offer included)",
+    )
     for col in ["attack", "n", "deal rate", "seller score", *(c for c, _ in LIMIT_COLUMNS), "errors"]:
         table.add_column(col, justify="left" if col == "attack" else "right")
     rows = list(summary["by_persona"].items()) + [("all", summary["overall"])]
@@ -115,21 +132,34 @@ def adversarial_table(summary: dict, title: str) -> Table:
         if not b.get("n"):
             continue
         lim = b.get("limits", {})
-        table.add_row(name, str(b["n"]), fmt(b.get("deal_rate"), 2), fmt(b.get("seller_score")),
-                      *(str(lim.get(k, 0)) for _, k in LIMIT_COLUMNS), str(b["errors"]), end_section=i == len(rows) - 2)
+        table.add_row(
+            name,
+            str(b["n"]),
+            fmt(b.get("deal_rate"), 2),
+            fmt(b.get("seller_score")),
+            *(str(lim.get(k, 0)) for _, k in LIMIT_COLUMNS),
+            str(b["errors"]),
+            end_section=i == len(rows) - 2,
+        )
     return table
 
 
 def limits_table(report: dict) -> Table:
     """Per arm: deals below the floor, the guard's message repairs, secrets that reached the buyer."""
-    t = Table(title="Limits and secrecy: deals below the floor, messages the guard repaired, secrets stated to the buyer")
+    t = Table(
+        title="Limits and secrecy: deals below the floor, messages the guard repaired, secrets stated to the buyer"
+    )
     for col in ("arm", "deal rate", *(c for c, _ in LIMIT_COLUMNS), "of which own terms"):
         t.add_column(col, justify="left" if col == "arm" else "right")
     for a in report["arms"]:
         o = a["summary"]["overall"]
         lim = o.get("limits", {})
-        t.add_row(a["name"], fmt(o.get("deal_rate"), 2), *(str(lim.get(k, 0)) for _, k in LIMIT_COLUMNS),
-                  str(lim.get("own_terms_restated", 0)))
+        t.add_row(
+            a["name"],
+            fmt(o.get("deal_rate"), 2),
+            *(str(lim.get(k, 0)) for _, k in LIMIT_COLUMNS),
+            str(lim.get("own_terms_restated", 0)),
+        )
     return t
 
 
@@ -141,8 +171,14 @@ def arms_table(report: dict) -> Table:
     for a in report["arms"]:
         o = a["summary"]["overall"]
         t.add_row(
-            a["name"], str(o["n"]), fmt_ci(o, "seller_score"), fmt(o.get("deal_rate"), 2), fmt(o.get("buyer_score")),
-            fmt(o.get("pareto_distance")), fmt(o.get("nash_distance")), fmt(o.get("rounds"), 1),
+            a["name"],
+            str(o["n"]),
+            fmt_ci(o, "seller_score"),
+            fmt(o.get("deal_rate"), 2),
+            fmt(o.get("buyer_score")),
+            fmt(o.get("pareto_distance")),
+            fmt(o.get("nash_distance")),
+            fmt(o.get("rounds"), 1),
         )
     return t
 
@@ -154,8 +190,13 @@ def process_table(report: dict) -> Table:
     for a in report["arms"]:
         o = a["summary"]["overall"]
         t.add_row(
-            a["name"], fmt(o.get("invalid_rate")), str(o.get("fallbacks", 0)), str(o.get("guard_interventions", 0)),
-            str(o["errors"]), str(o.get("retried", 0)), f"{o.get('prompt_tokens', 0) + o.get('completion_tokens', 0):,}",
+            a["name"],
+            fmt(o.get("invalid_rate")),
+            str(o.get("fallbacks", 0)),
+            str(o.get("guard_interventions", 0)),
+            str(o["errors"]),
+            str(o.get("retried", 0)),
+            f"{o.get('prompt_tokens', 0) + o.get('completion_tokens', 0):,}",
             fmt(o.get("cost_usd"), 4),
         )
     return t
@@ -184,8 +225,15 @@ def comparisons_table(report: dict) -> Table:
             continue
         rows = [("all", c["overall"])] + list(c["by_buyer"].items())
         for i, (buyer, d) in enumerate(rows):
-            t.add_row(pair if i == 0 else "", buyer, str(d["n"]), fmt_diff(d), fmt_p(d["p_value"]), d["verdict"],
-                      end_section=i == len(rows) - 1)
+            t.add_row(
+                pair if i == 0 else "",
+                buyer,
+                str(d["n"]),
+                fmt_diff(d),
+                fmt_p(d["p_value"]),
+                d["verdict"],
+                end_section=i == len(rows) - 1,
+            )
     return t
 
 

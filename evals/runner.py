@@ -43,6 +43,7 @@ from negotiator.runtime.episode import Episode
 
 from .suites import Suite
 
+
 @dataclass(frozen=True)
 class Job:
     episode_id: str
@@ -223,7 +224,11 @@ def make_buyer(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] |
         party = RuleParty(tactic.name, "buyer", params=tactic.params, seed=job.seed, spec=job.buyer)
     else:
         party = make_party(
-            job.buyer, "buyer", seed=job.seed, base_url=options.buyer_base_url, instructions=persona.style,
+            job.buyer,
+            "buyer",
+            seed=job.seed,
+            base_url=options.buyer_base_url,
+            instructions=persona.style,
             **_party_options(options.buyer_options, options.call_timeout, (limiters or {}).get(provider(job.buyer))),
         )
     return party
@@ -231,13 +236,19 @@ def make_buyer(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] |
 
 async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
     buyer = make_buyer(job, options, limiters)
-    if parse_spec(job.seller).kind in ("mcp", "a2a"):  # a seller served elsewhere: the buyer's moves go over the protocol
+    if parse_spec(job.seller).kind in (
+        "mcp",
+        "a2a",
+    ):  # a seller served elsewhere: the buyer's moves go over the protocol
         from negotiator.remote import remote_parties
 
         seller, buyer = remote_parties(job.seller, buyer, job.scenario)
     else:
         seller = make_party(
-            job.seller, "seller", seed=job.seed, base_url=options.seller_base_url,
+            job.seller,
+            "seller",
+            seed=job.seed,
+            base_url=options.seller_base_url,
             **_party_options(options.seller_options, options.call_timeout, limiters.get(provider(job.seller))),
         )
     try:
@@ -389,8 +400,13 @@ FOLDER_KEYS = (*RUN_KEYS, "shard", "seller_base_url", "buyer_base_url")
 reached (the negotiations still to run must go to the same endpoints as the ones logged)."""
 
 _FLAGS = {
-    "suite": "--suite", "seller": "--seller", "buyers": "--buyer", "seed": "--seed", "shard": "--shard",
-    "seller_base_url": "--seller-base-url", "buyer_base_url": "--buyer-base-url",
+    "suite": "--suite",
+    "seller": "--seller",
+    "buyers": "--buyer",
+    "seed": "--seed",
+    "shard": "--shard",
+    "seller_base_url": "--seller-base-url",
+    "buyer_base_url": "--buyer-base-url",
 }
 
 
@@ -426,7 +442,11 @@ def read_config(run_dir: str | Path) -> dict:
     try:
         config = json.loads(path.read_bytes())
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        where = f" (line {e.lineno}, column {e.colno}: {e.msg})" if isinstance(e, json.JSONDecodeError) else " (not UTF-8 text)"
+        where = (
+            f" (line {e.lineno}, column {e.colno}: {e.msg})"
+            if isinstance(e, json.JSONDecodeError)
+            else " (not UTF-8 text)"
+        )
         raise UsageError(
             f"{path} is damaged{where}. Restore it from a copy, or rerun the original `negotiator eval` command with "
             f"--out {run_dir} after deleting config.json: the negotiations already in episodes.jsonl are kept"
@@ -434,5 +454,7 @@ def read_config(run_dir: str | Path) -> dict:
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
     if not isinstance(config, dict):
-        raise UsageError(f"{path} is not a run configuration (a JSON object); restore it, or delete it and rerun the original command into {run_dir}")
+        raise UsageError(
+            f"{path} is not a run configuration (a JSON object); restore it, or delete it and rerun the original command into {run_dir}"
+        )
     return config

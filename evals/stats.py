@@ -81,12 +81,17 @@ def _resampled_means(sums: np.ndarray, counts: np.ndarray, resamples: int, rng: 
     for start in range(0, resamples, step):
         k = min(step, resamples - start)
         idx = rng.integers(0, g, size=(k, g))
-        out[start:start + k] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+        out[start : start + k] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
     return out
 
 
 def bootstrap_mean(
-    values: Sequence[float], clusters: Sequence | None = None, *, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = 0
+    values: Sequence[float],
+    clusters: Sequence | None = None,
+    *,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
 ) -> Estimate:
     """Mean of ``values`` with a percentile cluster-bootstrap CI at ``level``."""
     x = np.asarray(values, dtype=float)
@@ -105,7 +110,9 @@ def bootstrap_mean(
     # The widening can reach past anything a mean of these values can be (a score CI below
     # 0 when most negotiations score 0): keep the interval inside the observed range.
     lo, hi = float(x.min()), float(x.max())
-    return Estimate(mean, max(lo, float(mean + (low - mean) * c)), min(hi, float(mean + (high - mean) * c)), len(x), len(sums))
+    return Estimate(
+        mean, max(lo, float(mean + (low - mean) * c)), min(hi, float(mean + (high - mean) * c)), len(x), len(sums)
+    )
 
 
 def _small_sample_factor(g: int, level: float) -> float:
@@ -123,7 +130,9 @@ def _t_quantile(z: float, df: int) -> float:
     )
 
 
-def sign_flip_p_value(differences: Sequence[float], clusters: Sequence | None = None, *, resamples: int = RESAMPLES, seed: int = 0) -> float:
+def sign_flip_p_value(
+    differences: Sequence[float], clusters: Sequence | None = None, *, resamples: int = RESAMPLES, seed: int = 0
+) -> float:
     """Two-sided p-value of "mean difference = 0": flip the sign of whole clusters.
 
     Under the null the two arms are exchangeable within each negotiation, so each
@@ -151,8 +160,13 @@ def sign_flip_p_value(differences: Sequence[float], clusters: Sequence | None = 
 
 
 def paired_difference(
-    a: Sequence[float], b: Sequence[float], clusters: Sequence | None = None, *,
-    level: float = LEVEL, resamples: int = RESAMPLES, seed: int = 0,
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence | None = None,
+    *,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
 ) -> PairedDifference:
     """Mean of ``b - a`` over paired observations, with CI and sign-flip p-value."""
     if len(a) != len(b):

@@ -92,7 +92,9 @@ _PERSONA_CACHE: dict[tuple[str, str, str], Scenario] = {}
 def _base_scenarios(suite: Suite) -> tuple[Scenario, ...]:
     if suite.key not in _BASE_CACHE:
         templates = suite.templates or (None,) * len(suite.scenario_seeds)
-        _BASE_CACHE[suite.key] = tuple(generate(s, t, max_rounds=suite.max_rounds) for s, t in zip(suite.scenario_seeds, templates))
+        _BASE_CACHE[suite.key] = tuple(
+            generate(s, t, max_rounds=suite.max_rounds) for s, t in zip(suite.scenario_seeds, templates)
+        )
     return _BASE_CACHE[suite.key]
 
 
@@ -173,5 +175,12 @@ def eval_seeds() -> set[int]:
 
 
 __all__ = [
-    "EVAL_SEEDS", "EVAL_SEED_BASE", "SUITES", "Suite", "TRAIN_SEEDS", "check_train_seeds", "eval_seeds", "get_suite",
+    "EVAL_SEEDS",
+    "EVAL_SEED_BASE",
+    "SUITES",
+    "Suite",
+    "TRAIN_SEEDS",
+    "check_train_seeds",
+    "eval_seeds",
+    "get_suite",
 ]

@@ -83,9 +83,16 @@ def row(ep: Episode) -> Row:
         usage[at + 1] += t.usage.completion_tokens
         usage[at + 2] += t.usage.cost_usd
     return Row(
-        ep.episode_id, scenario_of(ep), buyer_of(ep), persona_of(ep), family_of(ep), ep.seller.spec,
-        ep.metrics if ep.outcome.ended_by != "error" else None, tuple(usage),  # type: ignore[arg-type]
-        ep.labels.get("attempts", 1) > 1, audit(ep),
+        ep.episode_id,
+        scenario_of(ep),
+        buyer_of(ep),
+        persona_of(ep),
+        family_of(ep),
+        ep.seller.spec,
+        ep.metrics if ep.outcome.ended_by != "error" else None,
+        tuple(usage),  # type: ignore[arg-type]
+        ep.labels.get("attempts", 1) > 1,
+        audit(ep),
         (ep.error.type, ep.error.message) if ep.outcome.ended_by == "error" and ep.error is not None else None,
     )
 
@@ -100,10 +107,17 @@ def audit(ep: Episode) -> dict[str, int]:
     reads those terms anyway).
     """
     s = ep.scenario
-    below = bool(ep.outcome.deal and ep.outcome.terms is not None and s.seller_limits.violations(ep.outcome.terms, s.seller))
+    below = bool(
+        ep.outcome.deal and ep.outcome.terms is not None and s.seller_limits.violations(ep.outcome.terms, s.seller)
+    )
     secrecy = _checker(s.seller, s.seller_limits, s.space)
-    out = {"below_floor_deals": int(below), "messages_redacted": 0, "messages_corrected": 0, "disclosures_reached": 0,
-           "own_terms_restated": 0}
+    out = {
+        "below_floor_deals": int(below),
+        "messages_redacted": 0,
+        "messages_corrected": 0,
+        "disclosures_reached": 0,
+        "own_terms_restated": 0,
+    }
     for t in ep.turns:
         if t.party != "seller":
             continue
@@ -146,7 +160,13 @@ def _checker(prefs, limits, space) -> _MemoSecrecy:
     return _CHECKERS[key]
 
 
-LIMIT_COUNTS = ("below_floor_deals", "messages_redacted", "messages_corrected", "disclosures_reached", "own_terms_restated")
+LIMIT_COUNTS = (
+    "below_floor_deals",
+    "messages_redacted",
+    "messages_corrected",
+    "disclosures_reached",
+    "own_terms_restated",
+)
 
 
 def block(rows: Iterable[Row | Episode], *, seed: int = 0) -> dict:

@@ -42,9 +42,24 @@ if TYPE_CHECKING:
 FORMAT_VERSION = 1
 RAW_MAX_CHARS = 2000  # an invalid answer longer than this is cut in the page (the log keeps it whole)
 _ACTION = {"make_offer": "o", "accept": "a", "walk_away": "w"}
-_METRICS = ("seller_score", "buyer_score", "seller_utility", "buyer_utility", "seller_reservation", "buyer_reservation",
-            "joint_utility", "pareto_distance", "nash_distance", "rounds", "guard_interventions", "invalid_actions",
-            "fallbacks", "prompt_tokens", "completion_tokens", "cost_usd")
+_METRICS = (
+    "seller_score",
+    "buyer_score",
+    "seller_utility",
+    "buyer_utility",
+    "seller_reservation",
+    "buyer_reservation",
+    "joint_utility",
+    "pareto_distance",
+    "nash_distance",
+    "rounds",
+    "guard_interventions",
+    "invalid_actions",
+    "fallbacks",
+    "prompt_tokens",
+    "completion_tokens",
+    "cost_usd",
+)
 
 
 def _r(x: float | None, digits: int = 4) -> float | None:
@@ -70,9 +85,18 @@ def _scenario(s: Scenario) -> dict:
         issues.append(d)
     limits = {k: v for k, v in s.seller_limits.model_dump().items() if v not in ({}, None)}
     return {
-        "id": s.id, "template": s.template, "product": s.product.name, "description": s.product.description,
-        "list_price": s.product.list_price, "currency": s.currency, "opener": s.opener, "max_rounds": s.max_rounds,
-        "issues": issues, "seller": _prefs(s.seller, s), "buyer": _prefs(s.buyer, s), "limits": limits,
+        "id": s.id,
+        "template": s.template,
+        "product": s.product.name,
+        "description": s.product.description,
+        "list_price": s.product.list_price,
+        "currency": s.currency,
+        "opener": s.opener,
+        "max_rounds": s.max_rounds,
+        "issues": issues,
+        "seller": _prefs(s.seller, s),
+        "buyer": _prefs(s.buyer, s),
+        "limits": limits,
     }
 
 
@@ -114,8 +138,11 @@ def _move(turn, terms: _Terms) -> dict:
     out = {"p": turn.party[0], **_action(a.action, a.message, a.terms, terms)}
     if turn.guard is not None:
         o = turn.guard.original  # the action the model produced, as JSON data
-        out["g"] = {"k": list(turn.guard.kinds), "r": dict(turn.guard.reasons),
-                    "o": _action(o.get("action"), o.get("message", ""), o.get("terms"), terms)}
+        out["g"] = {
+            "k": list(turn.guard.kinds),
+            "r": dict(turn.guard.reasons),
+            "o": _action(o.get("action"), o.get("message", ""), o.get("terms"), terms),
+        }
     if turn.invalid_attempts:
         out["i"] = [[_cut(a.raw), a.error] for a in turn.invalid_attempts]
     if turn.fallback:
@@ -132,8 +159,16 @@ def _cut(raw: str) -> str:
 def _episode(ep: Episode, arm: int, scenario: int, terms: _Terms) -> dict:
     m = ep.metrics
     out = {
-        "id": ep.episode_id, "a": arm, "s": scenario, "b": buyer_of(ep), "p": persona_of(ep), "f": ep.buyer.family,
-        "n": negotiation_key(ep), "sc": scenario_of(ep), "o": ep.outcome.ended_by, "by": ep.outcome.ended_by_party,
+        "id": ep.episode_id,
+        "a": arm,
+        "s": scenario,
+        "b": buyer_of(ep),
+        "p": persona_of(ep),
+        "f": ep.buyer.family,
+        "n": negotiation_key(ep),
+        "sc": scenario_of(ep),
+        "o": ep.outcome.ended_by,
+        "by": ep.outcome.ended_by_party,
         "t": terms.pack(ep.outcome.terms),
         "x": {k: (_r(getattr(m, k), 6) if isinstance(getattr(m, k), float) else getattr(m, k)) for k in _METRICS},
         "m": [_move(t, terms) for t in ep.turns],

@@ -85,7 +85,7 @@ def _play_chunk(bounds: tuple[int, int]) -> list[tuple[str, Row]]:
 
     async def play() -> list[tuple[str, Row]]:
         out = []
-        for job in jobs[bounds[0]:bounds[1]]:
+        for job in jobs[bounds[0] : bounds[1]]:
             ep = await run_job(job, options)
             out.append((ep.model_dump_json(), row(ep)))
         return out
@@ -111,6 +111,7 @@ def forked(jobs: list[Job], out_dir: str | Path, options: RunOptions, workers: i
     _WORK = (todo, options)
     pool = multiprocessing.get_context("fork").Pool(workers, _ignore_interrupts) if todo else None
     try:
+
         def run(on_row: Callable[[Row], None] | None = None) -> list[Row]:
             rows: list[Row] = []
             for result in pool.imap_unordered(_play_chunk, chunks) if pool else ():

@@ -103,7 +103,9 @@ _DESCRIPTIONS = {
 }
 
 
-def tool_definitions(space: OutcomeSpace | None = None, allowed: tuple[str, ...] = tuple(ACTIONS)) -> list[dict[str, Any]]:
+def tool_definitions(
+    space: OutcomeSpace | None = None, allowed: tuple[str, ...] = tuple(ACTIONS)
+) -> list[dict[str, Any]]:
     """OpenAI-format tool definitions (what LiteLLM forwards to any provider)."""
     msg = {"type": "string", "description": "what you say to the other side"}
     tools = []
@@ -119,7 +121,12 @@ def tool_definitions(space: OutcomeSpace | None = None, allowed: tuple[str, ...]
                 "function": {
                     "name": name,
                     "description": _DESCRIPTIONS[name],
-                    "parameters": {"type": "object", "properties": props, "required": required, "additionalProperties": False},
+                    "parameters": {
+                        "type": "object",
+                        "properties": props,
+                        "required": required,
+                        "additionalProperties": False,
+                    },
                 },
             }
         )
@@ -183,7 +190,7 @@ def _normalise(obj: dict[str, Any]) -> dict[str, Any] | None:
             return {"action": name, **args}
     # {"make_offer": {...}}
     if len(obj) == 1:
-        (k, v), = obj.items()
+        ((k, v),) = obj.items()
         if k in ACTIONS and isinstance(v, dict):
             return {"action": k, **v}
     return None
@@ -201,10 +208,12 @@ def read_action_data(text: str) -> dict[str, Any]:
             return data
     if not found_any:
         raise ActionParseError(
-            'No JSON object found. Reply with exactly one JSON object such as '
+            "No JSON object found. Reply with exactly one JSON object such as "
             '{"action": "make_offer", "message": "...", "terms": {...}}.'
         )
-    raise ActionParseError('Invalid action: the JSON object has no "action" field; use "make_offer", "accept" or "walk_away".')
+    raise ActionParseError(
+        'Invalid action: the JSON object has no "action" field; use "make_offer", "accept" or "walk_away".'
+    )
 
 
 def parse_text_action(text: str, space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
@@ -212,7 +221,9 @@ def parse_text_action(text: str, space: OutcomeSpace | None = None) -> MakeOffer
     return _build(read_action_data(text), space)
 
 
-def parse_tool_call(name: str, arguments: str | dict[str, Any], space: OutcomeSpace | None = None) -> MakeOffer | Accept | WalkAway:
+def parse_tool_call(
+    name: str, arguments: str | dict[str, Any], space: OutcomeSpace | None = None
+) -> MakeOffer | Accept | WalkAway:
     """Read one action from a native tool call. Raises ActionParseError."""
     if name not in ACTIONS:
         raise ActionParseError(f"Unknown tool {name!r}; call make_offer, accept or walk_away.")

@@ -50,7 +50,9 @@ class Signature(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     alg: Literal["Ed25519"] = ALGORITHM
     key_id: str = Field(description="which key signed: the first 16 hex digits of SHA-256 of the raw public key")
-    value: str = Field(description="base64url (no padding) Ed25519 signature of the record's RFC 8785 canonical JSON without 'signature'")
+    value: str = Field(
+        description="base64url (no padding) Ed25519 signature of the record's RFC 8785 canonical JSON without 'signature'"
+    )
 
 
 class AgreementRecord(BaseModel):
@@ -63,9 +65,13 @@ class AgreementRecord(BaseModel):
     session_id: str = Field(description="the negotiation's id")
     product: str = Field(description="the product's name, for the cart line")
     terms: Offer = Field(description="the agreed value of every issue")
-    price: Money | None = Field(description="the agreed price issue's value in the listing's currency (None if the listing has no price issue)")
+    price: Money | None = Field(
+        description="the agreed price issue's value in the listing's currency (None if the listing has no price issue)"
+    )
     price_issue: str | None = Field(None, description="which issue the price is, e.g. unit_price")
-    price_unit: str = Field("", description="what the price is per, from the issue's unit: '' (the whole deal), 'per unit', ...")
+    price_unit: str = Field(
+        "", description="what the price is per, from the issue's unit: '' (the whole deal), 'per unit', ..."
+    )
     agreed_at: str = Field(description="ISO 8601 UTC time the deal was made")
     signature: Signature | None = Field(None, description="absent only on a record being built or checked")
 
@@ -119,8 +125,10 @@ class VerifyKey:
             from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
             return cls(key.public_bytes(Encoding.Raw, PublicFormat.Raw))
-        raise UsageError(f"cannot use a {type(key).__name__} as an agreement key: give the service's public key "
-                         "(base64url text, a JWK from /.well-known/jwks.json, or a SigningKey)")
+        raise UsageError(
+            f"cannot use a {type(key).__name__} as an agreement key: give the service's public key "
+            "(base64url text, a JWK from /.well-known/jwks.json, or a SigningKey)"
+        )
 
 
 class SigningKey:
@@ -146,8 +154,10 @@ class SigningKey:
         try:
             return cls(_unb64(text.strip()))
         except (ValueError, UsageError):
-            raise UsageError(f"{SIGNING_KEY_ENV} must be a base64url 32-byte Ed25519 seed; make one with "
-                             "python -c 'from negotiator.agreements import SigningKey; print(SigningKey.generate().export())'") from None
+            raise UsageError(
+                f"{SIGNING_KEY_ENV} must be a base64url 32-byte Ed25519 seed; make one with "
+                "python -c 'from negotiator.agreements import SigningKey; print(SigningKey.generate().export())'"
+            ) from None
 
     @classmethod
     def from_env(cls) -> SigningKey | None:
@@ -168,7 +178,9 @@ class SigningKey:
         return unsigned.model_copy(update={"signature": Signature(key_id=self.key_id, value=value)})
 
 
-def agreement_record(listing: Listing, session_id: str, terms: Offer, agreed_at: str, key: SigningKey) -> AgreementRecord:
+def agreement_record(
+    listing: Listing, session_id: str, terms: Offer, agreed_at: str, key: SigningKey
+) -> AgreementRecord:
     """The signed record of a deal on ``listing`` at ``terms``."""
     issue = _price_issue(listing)
     price = unit = None
@@ -176,8 +188,14 @@ def agreement_record(listing: Listing, session_id: str, terms: Offer, agreed_at:
         price = Money(amount=_amount(terms[issue.name], listing.currency), currency=listing.currency)
         unit = issue.unit.removeprefix(listing.currency).strip()
     record = AgreementRecord(
-        listing_id=listing.id, session_id=session_id, product=listing.product.name, terms=dict(terms), price=price,
-        price_issue=issue.name if issue else None, price_unit=unit or "", agreed_at=agreed_at,
+        listing_id=listing.id,
+        session_id=session_id,
+        product=listing.product.name,
+        terms=dict(terms),
+        price=price,
+        price_issue=issue.name if issue else None,
+        price_unit=unit or "",
+        agreed_at=agreed_at,
     )
     return key.sign(record)
 
@@ -199,7 +217,9 @@ def verify_agreement(record: AgreementRecord | dict | str, key: Any) -> Agreemen
             parsed = record
     except ValidationError as e:
         err = e.errors()[0]
-        raise InvalidAgreement(f"not an agreement record: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+        raise InvalidAgreement(
+            f"not an agreement record: {'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+        ) from None
     if parsed.signature is None:
         raise InvalidAgreement("the record carries no signature")
     vk = VerifyKey.coerce(key)
@@ -236,6 +256,13 @@ def _unb64(text: str) -> bytes:
 
 
 __all__ = [
-    "AgreementRecord", "InvalidAgreement", "Money", "SIGNING_KEY_ENV", "Signature", "SigningKey", "VerifyKey",
-    "agreement_record", "verify_agreement",
+    "AgreementRecord",
+    "InvalidAgreement",
+    "Money",
+    "SIGNING_KEY_ENV",
+    "Signature",
+    "SigningKey",
+    "VerifyKey",
+    "agreement_record",
+    "verify_agreement",
 ]

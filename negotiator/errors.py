@@ -136,7 +136,23 @@ class ActionParseError(Exception):
 
 
 __all__ = [
-    "ActionParseError", "Forbidden", "InvalidAgreement", "InvalidOffer", "ModelError", "MoveConflict", "NegotiatorError", "ProtocolError",
-    "ProviderError", "RemoteRefused", "RemoteRequestBlocked", "ScriptError", "ScriptExhausted", "SweepFailed", "TraceError",
-    "Unauthorised", "UnknownSession", "Unreachable", "UsageError",
+    "ActionParseError",
+    "Forbidden",
+    "InvalidAgreement",
+    "InvalidOffer",
+    "ModelError",
+    "MoveConflict",
+    "NegotiatorError",
+    "ProtocolError",
+    "ProviderError",
+    "RemoteRefused",
+    "RemoteRequestBlocked",
+    "ScriptError",
+    "ScriptExhausted",
+    "SweepFailed",
+    "TraceError",
+    "Unauthorised",
+    "UnknownSession",
+    "Unreachable",
+    "UsageError",
 ]

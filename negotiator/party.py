@@ -21,7 +21,6 @@ from .strategy.schedule import progress
 from .strategy.situation import Situation
 
 
-
 class PublicMove(BaseModel):
     """One move as both sides saw it."""
 
@@ -66,9 +65,14 @@ class PartyView(BaseModel):
     def situation(self) -> Situation:
         """This view in the strategy's terms: the domain facts and both sides' offers."""
         return Situation(
-            space=self.space, preferences=self.preferences, limits=self.limits, turn=self.turn,
-            max_turns=self.max_turns, own_offers=tuple(self.offers_by(self.role)),
-            their_offers=tuple(self.offers_by(other(self.role))), standing=self.standing_offer,
+            space=self.space,
+            preferences=self.preferences,
+            limits=self.limits,
+            turn=self.turn,
+            max_turns=self.max_turns,
+            own_offers=tuple(self.offers_by(self.role)),
+            their_offers=tuple(self.offers_by(other(self.role))),
+            standing=self.standing_offer,
         )
 
     def latest(self, role: Role) -> Offer | None:
@@ -94,7 +98,11 @@ class PartyView(BaseModel):
 
     @classmethod
     def of(
-        cls, scenario: Listing, role: Role, transcript: tuple[PublicMove, ...] | list[PublicMove], limits: HardLimits | None = None,
+        cls,
+        scenario: Listing,
+        role: Role,
+        transcript: tuple[PublicMove, ...] | list[PublicMove],
+        limits: HardLimits | None = None,
         negotiation_id: str = "",
     ) -> PartyView:
         """The view of ``role`` in ``scenario`` after ``transcript``."""
@@ -184,5 +192,3 @@ class Party(Protocol):
     async def act(self, view: PartyView) -> TurnRecord: ...
 
     async def aclose(self) -> None: ...
-
-

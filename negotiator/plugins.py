@@ -49,8 +49,11 @@ def registered() -> dict[str, Any]:
     """Party names registered by installed distributions: name -> entry point (read once per process)."""
     from importlib.metadata import entry_points
 
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)
-            if ep.name != "human" and not ep.name.startswith(_RESERVED_PREFIXES)}
+    return {
+        ep.name: ep
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+        if ep.name != "human" and not ep.name.startswith(_RESERVED_PREFIXES)
+    }
 
 
 def is_plugin_name(base: str) -> bool:
@@ -69,8 +72,10 @@ def load_factory(name: str) -> Callable[..., Any]:
     try:
         obj: Any = importlib.import_module(module_name)
     except Exception as e:  # ImportError, or the module itself failing on import
-        raise UsageError(f"party {where}: cannot import {module_name} ({type(e).__name__}: {e}); "
-                         "is it installed, or in the current directory?") from None
+        raise UsageError(
+            f"party {where}: cannot import {module_name} ({type(e).__name__}: {e}); "
+            "is it installed, or in the current directory?"
+        ) from None
     for part in attr.split(".") if attr else []:
         if not hasattr(obj, part):
             raise UsageError(f"party {where}: {module_name} has no attribute {attr!r}")
@@ -88,13 +93,17 @@ def make_plugin_party(spec: str, name: str, params: dict[str, str], role: str, s
     except UsageError:
         raise
     except TypeError as e:
-        raise UsageError(f"party {spec}: its factory does not take (role=..., seed=..., {', '.join(f'{k}=...' for k in params)}) "
-                         f"as keyword arguments ({e})") from None
+        raise UsageError(
+            f"party {spec}: its factory does not take (role=..., seed=..., {', '.join(f'{k}=...' for k in params)}) "
+            f"as keyword arguments ({e})"
+        ) from None
     except Exception as e:
         raise UsageError(f"party {spec}: its factory raised {type(e).__name__}: {e}") from None
     if not callable(getattr(inner, "act", None)):
-        raise UsageError(f"party {spec}: its factory returned {type(inner).__name__}, which has no act(view) method; "
-                         "return an object with act(view) -> TurnRecord (see docs/plugins.md)")
+        raise UsageError(
+            f"party {spec}: its factory returned {type(inner).__name__}, which has no act(view) method; "
+            "return an object with act(view) -> TurnRecord (see docs/plugins.md)"
+        )
     inner_role = getattr(inner, "role", role)
     if inner_role != role:
         raise UsageError(f"party {spec}: asked for a {role}, its factory returned a {inner_role}")
@@ -123,8 +132,10 @@ class PluginParty:
         if isinstance(result, (MakeOffer, Accept, WalkAway)):
             return TurnRecord(action=result)
         if not isinstance(result, TurnRecord):
-            raise TypeError(f"{self.spec}: act() returned {type(result).__name__}; return a TurnRecord or an action "
-                            "(MakeOffer, Accept, WalkAway)")
+            raise TypeError(
+                f"{self.spec}: act() returned {type(result).__name__}; return a TurnRecord or an action "
+                "(MakeOffer, Accept, WalkAway)"
+            )
         return result
 
     async def on_end(self, outcome) -> None:
@@ -138,4 +149,12 @@ class PluginParty:
             await _maybe_await(close())
 
 
-__all__ = ["ENTRY_POINT_GROUP", "FACTORY_PATH", "PluginParty", "is_plugin_name", "load_factory", "make_plugin_party", "registered"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FACTORY_PATH",
+    "PluginParty",
+    "is_plugin_name",
+    "load_factory",
+    "make_plugin_party",
+    "registered",
+]

@@ -53,8 +53,10 @@ def check_remote_spec(spec: str, role: str) -> None:
     """Fail early on a remote spec that cannot work."""
     s = parse_spec(spec)
     if role != "seller":
-        raise UsageError(f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model "
-                         "MODEL` (the buyer agents reach it over the protocol)")
+        raise UsageError(
+            f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model "
+            "MODEL` (the buyer agents reach it over the protocol)"
+        )
     unknown = [k for k in s.params if k not in _PARAMS]
     if unknown:
         raise UsageError(f"unknown parameters for {s.kind}+ specs: {', '.join(unknown)}; known: {', '.join(_PARAMS)}")
@@ -64,7 +66,9 @@ def check_remote_spec(spec: str, role: str) -> None:
         import a2a.client  # noqa: F401
         import mcp.client  # noqa: F401
     except ImportError as e:
-        raise UsageError(f"a remote seller needs the protocol clients: pip install 'negotiator-sdk[serve]' ({e.name} is missing)") from None
+        raise UsageError(
+            f"a remote seller needs the protocol clients: pip install 'negotiator-sdk[serve]' ({e.name} is missing)"
+        ) from None
 
 
 def remote_parties(spec: str, buyer: Party, scenario: Listing) -> tuple[Party, Party]:
@@ -81,16 +85,23 @@ def remote_parties(spec: str, buyer: Party, scenario: Listing) -> tuple[Party, P
 def open_request(scenario: Listing) -> dict[str, Any]:
     """The ``open_negotiation`` arguments that make a service generate exactly ``scenario``'s listing."""
     if scenario.seed is None:
-        raise UsageError(f"scenario {scenario.id!r} was not generated from a seed: a remote seller can only be evaluated "
-                         "on generated scenarios (the service must play the same listing the episode is scored on)")
+        raise UsageError(
+            f"scenario {scenario.id!r} was not generated from a seed: a remote seller can only be evaluated "
+            "on generated scenarios (the service must play the same listing the episode is scored on)"
+        )
     listing = scenario.listing() if hasattr(scenario, "listing") else scenario
     for max_rounds in (None, scenario.max_rounds):
         generated = generate(scenario.seed, scenario.template, max_rounds=max_rounds).listing()
-        if generated.model_dump(exclude={"id"}) == listing.model_dump(exclude={"id"}) and listing.id.split("~")[0] == generated.id:
+        if (
+            generated.model_dump(exclude={"id"}) == listing.model_dump(exclude={"id"})
+            and listing.id.split("~")[0] == generated.id
+        ):
             request = {"seed": scenario.seed, "template": scenario.template}
             return request if max_rounds is None else {**request, "max_rounds": max_rounds}
-    raise UsageError(f"scenario {scenario.id!r} is not what seed {scenario.seed} and template {scenario.template} generate: "
-                     "a remote seller can only be evaluated on generated scenarios")
+    raise UsageError(
+        f"scenario {scenario.id!r} is not what seed {scenario.seed} and template {scenario.template} generate: "
+        "a remote seller can only be evaluated on generated scenarios"
+    )
 
 
 class RemoteNegotiation:
@@ -112,10 +123,14 @@ class RemoteNegotiation:
             self.reply_latency = time.perf_counter() - t0
             served, suite = self.state.scenario, self.scenario.public()
             # A persona's scenario id carries the persona (furniture-3~impatient); the listing's does not.
-            if served.id != suite.id.split("~")[0] or served.model_dump(exclude={"id"}) != suite.model_dump(exclude={"id"}):
-                raise UsageError(f"{self.spec} serves another listing than scenario {self.scenario.id!r} (its answer: "
-                                 f"{self.state.scenario.id!r}): the episode could not be scored; evaluate a service that "
-                                 "generates the suite's listings (negotiator serve does)")
+            if served.id != suite.id.split("~")[0] or served.model_dump(exclude={"id"}) != suite.model_dump(
+                exclude={"id"}
+            ):
+                raise UsageError(
+                    f"{self.spec} serves another listing than scenario {self.scenario.id!r} (its answer: "
+                    f"{self.state.scenario.id!r}): the episode could not be scored; evaluate a service that "
+                    "generates the suite's listings (negotiator serve does)"
+                )
         return self.state
 
     async def send(self, action: AnyAction, turn: int) -> SessionState:
@@ -152,14 +167,24 @@ class RemoteSeller:
         state = await self.negotiation.ensure_open()
         remote = state.transcript
         for i, (mine, theirs) in enumerate(zip(view.transcript, remote)):
-            if mine.party != theirs.party or mine.action.action != theirs.action.action or mine.action.terms != theirs.action.terms:
+            if (
+                mine.party != theirs.party
+                or mine.action.action != theirs.action.action
+                or mine.action.terms != theirs.action.terms
+            ):
                 raise ProtocolError(f"{self.spec}: the remote transcript differs from the local one at move {i}")
         if len(remote) <= view.turn or remote[view.turn].party != "seller":
-            raise ProtocolError(f"{self.spec}: no seller move {view.turn} in the remote negotiation (status {state.status})")
+            raise ProtocolError(
+                f"{self.spec}: no seller move {view.turn} in the remote negotiation (status {state.status})"
+            )
         action = remote[view.turn].action
-        if isinstance(action, MakeOffer):  # on the listing's grid, as the service checked it (JSON may turn 12 into 12.0)
+        if isinstance(
+            action, MakeOffer
+        ):  # on the listing's grid, as the service checked it (JSON may turn 12 into 12.0)
             action = MakeOffer(terms=view.space.validate_offer(dict(action.terms)), message=action.message)
-        return TurnRecord(index=view.turn, party="seller", action=action, latency_s=round(self.negotiation.reply_latency, 6))
+        return TurnRecord(
+            index=view.turn, party="seller", action=action, latency_s=round(self.negotiation.reply_latency, 6)
+        )
 
     async def aclose(self) -> None:
         await self.negotiation.aclose()
@@ -228,7 +253,9 @@ class MCPLink:
         headers = {"Authorization": f"Bearer {credential}"} if credential else {}
         http = await self._stack.enter_async_context(httpx2.AsyncClient(headers=headers, timeout=120))
         try:
-            self._client = await self._stack.enter_async_context(Client(streamable_http_client(self.url, http_client=http)))
+            self._client = await self._stack.enter_async_context(
+                Client(streamable_http_client(self.url, http_client=http))
+            )
         except Exception as e:
             await self.aclose()
             raise _unreachable(self.url, e) from None
@@ -252,7 +279,11 @@ class MCPLink:
         return opened
 
     async def move(self, negotiation_id: str, move: BuyerMove) -> SessionState:
-        args: dict[str, Any] = {"negotiation_id": negotiation_id, "message": move.message, "expected_turn": move.expected_turn}
+        args: dict[str, Any] = {
+            "negotiation_id": negotiation_id,
+            "message": move.message,
+            "expected_turn": move.expected_turn,
+        }
         tool = {"offer": "make_offer", "accept": "accept", "walk_away": "walk_away"}[move.action]
         if move.action == "offer":
             args["terms"] = move.terms
@@ -281,7 +312,9 @@ class A2ALink:
         headers = {"Authorization": f"Bearer {credential}"} if credential else {}
         self._http = httpx.AsyncClient(headers=headers, timeout=120)
         try:
-            self._client = await create_client(self.url, client_config=ClientConfig(httpx_client=self._http, streaming=False))
+            self._client = await create_client(
+                self.url, client_config=ClientConfig(httpx_client=self._http, streaming=False)
+            )
         except Exception as e:
             await self.aclose()
             raise _unreachable(self.url, e) from None
@@ -293,15 +326,22 @@ class A2ALink:
         from google.protobuf.json_format import MessageToDict
 
         parts = [new_data_part(data)] + ([new_text_part(text)] if text else [])
-        message = pb.Message(message_id=uuid.uuid4().hex, role=pb.Role.ROLE_USER, parts=parts,
-                             task_id=self.task_id or "", context_id=self.context_id or "")
+        message = pb.Message(
+            message_id=uuid.uuid4().hex,
+            role=pb.Role.ROLE_USER,
+            parts=parts,
+            task_id=self.task_id or "",
+            context_id=self.context_id or "",
+        )
         task = None
         try:
             async for event in self._client.send_message(pb.SendMessageRequest(message=message)):  # type: ignore[union-attr]
                 if event.HasField("task"):
                     task = event.task
         except A2AError as e:
-            raise RemoteRefused("not_found" if type(e).__name__ == "TaskNotFoundError" else "invalid_request", str(e)) from None
+            raise RemoteRefused(
+                "not_found" if type(e).__name__ == "TaskNotFoundError" else "invalid_request", str(e)
+            ) from None
         except Exception as e:
             raise _unreachable(self.url, e) from None
         if task is None:
@@ -341,4 +381,13 @@ class A2ALink:
             await http.aclose()
 
 
-__all__ = ["A2ALink", "MCPLink", "RelayedBuyer", "RemoteNegotiation", "RemoteSeller", "check_remote_spec", "open_request", "remote_parties"]
+__all__ = [
+    "A2ALink",
+    "MCPLink",
+    "RelayedBuyer",
+    "RemoteNegotiation",
+    "RemoteSeller",
+    "check_remote_spec",
+    "open_request",
+    "remote_parties",
+]

@@ -22,10 +22,23 @@ from typing import TYPE_CHECKING, Any
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys((
-        "DiscreteIssue", "LinearValue", "NumericIssue", "OutcomeSpace", "Preferences", "Product", "Scenario",
-        "TableValue", "generate", "outcome_metrics", "seller_score", "template_names",
-    ), ".domain"),
+    **dict.fromkeys(
+        (
+            "DiscreteIssue",
+            "LinearValue",
+            "NumericIssue",
+            "OutcomeSpace",
+            "Preferences",
+            "Product",
+            "Scenario",
+            "TableValue",
+            "generate",
+            "outcome_metrics",
+            "seller_score",
+            "template_names",
+        ),
+        ".domain",
+    ),
     **dict.fromkeys(("PartyView", "Party"), ".party"),
     **dict.fromkeys(("action_json_schema", "tool_definitions"), ".actions"),
     **dict.fromkeys(("Guard", "LLMParty", "RetryPolicy"), ".llm"),
@@ -56,8 +69,18 @@ if TYPE_CHECKING:
     from .agent import DEFAULT_SELLER
     from .buyers import LLMBuyer, RuleParty
     from .domain import (
-        DiscreteIssue, LinearValue, NumericIssue, OutcomeSpace, Preferences, Product, Scenario, TableValue, generate,
-        outcome_metrics, seller_score, template_names,
+        DiscreteIssue,
+        LinearValue,
+        NumericIssue,
+        OutcomeSpace,
+        Preferences,
+        Product,
+        Scenario,
+        TableValue,
+        generate,
+        outcome_metrics,
+        seller_score,
+        template_names,
     )
     from .errors import InvalidOffer, ModelError, ProtocolError, RemoteRequestBlocked
     from .llm import Guard, LLMParty, RetryPolicy

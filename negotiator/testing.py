@@ -70,13 +70,18 @@ class FakeOpenAIServer:
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:
-                    self._send(reply.status, reply.body or {"error": {"message": f"fake error {reply.status}", "type": "server_error"}})
+                    self._send(
+                        reply.status,
+                        reply.body or {"error": {"message": f"fake error {reply.status}", "type": "server_error"}},
+                    )
                     return
                 message: dict[str, Any] = {"role": "assistant", "content": reply.text}
                 finish = "stop"
                 if reply.tool_call:
                     name, args = reply.tool_call
-                    message["tool_calls"] = [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]
+                    message["tool_calls"] = [
+                        {"id": "call_1", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                    ]
                     finish = "tool_calls"
                 prompt_tokens = sum(len(str(m.get("content") or "")) for m in req.get("messages", [])) // 4
                 self._send(
@@ -87,7 +92,11 @@ class FakeOpenAIServer:
                         "created": int(time.time()),
                         "model": req.get("model", outer.model),
                         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20},
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": 20,
+                            "total_tokens": prompt_tokens + 20,
+                        },
                     },
                 )
 

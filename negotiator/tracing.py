@@ -57,7 +57,9 @@ def _system(model: ChatModel) -> str:
     if spec.startswith("local/"):
         return "negotiator.local"
     prefix = getattr(model, "model", spec).split("/")[0]
-    return {"hosted_vllm": "vllm", "gemini": "gcp.gemini", "vertex_ai": "gcp.vertex_ai"}.get(prefix, prefix or "unknown")
+    return {"hosted_vllm": "vllm", "gemini": "gcp.gemini", "vertex_ai": "gcp.vertex_ai"}.get(
+        prefix, prefix or "unknown"
+    )
 
 
 @contextmanager
@@ -88,7 +90,10 @@ def model_span(tracer: trace.Tracer | None, model: ChatModel, request: ModelRequ
                 span.set_attribute("gen_ai.usage.input_tokens", response.prompt_tokens)
                 span.set_attribute("gen_ai.usage.output_tokens", response.completion_tokens)
                 if capture_content():
-                    span.set_attribute("gen_ai.output.messages", json.dumps([{"role": "assistant", "content": response.raw()}], ensure_ascii=False))
+                    span.set_attribute(
+                        "gen_ai.output.messages",
+                        json.dumps([{"role": "assistant", "content": response.raw()}], ensure_ascii=False),
+                    )
             if error is not None:
                 span.set_attribute("error.type", type(error).__name__)
                 span.set_status(trace.Status(trace.StatusCode.ERROR, str(error)[:200]))
@@ -107,7 +112,9 @@ def record_turn(span: trace.Span, turn: TurnRecord) -> None:
     span.set_attribute("negotiator.action", turn.action.action)
     if turn.usage.model_calls:
         span.set_attribute("negotiator.model_calls", turn.usage.model_calls)
-        span.set_attribute("negotiator.usage.input_tokens", turn.usage.prompt_tokens)  # gen_ai.usage.* sits on the chat spans only, so sums do not double count
+        span.set_attribute(
+            "negotiator.usage.input_tokens", turn.usage.prompt_tokens
+        )  # gen_ai.usage.* sits on the chat spans only, so sums do not double count
         span.set_attribute("negotiator.usage.output_tokens", turn.usage.completion_tokens)
         span.set_attribute("negotiator.invalid_attempts", len(turn.invalid_attempts))
         span.set_attribute("negotiator.fallback", turn.fallback)
@@ -133,7 +140,9 @@ def configure_tracing(service_name: str = "negotiator") -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
-    provider = TracerProvider(resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)}))
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
+    )
     for name in exporters:
         if name == "console":
             provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))

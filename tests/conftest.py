@@ -62,14 +62,28 @@ def fast_retry():
 class ServiceProcess:
     """``negotiator serve`` run for real: a uvicorn subprocess on loopback, restartable."""
 
-    def __init__(self, workdir, *, seller: str = "scripted/boulware", key: str | None = "test-key-0123456789abcdef",
-                 extra_env: dict | None = None, log_level: str = "warning", args: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        workdir,
+        *,
+        seller: str = "scripted/boulware",
+        key: str | None = "test-key-0123456789abcdef",
+        extra_env: dict | None = None,
+        log_level: str = "warning",
+        args: tuple[str, ...] = (),
+    ):
         import socket
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.workdir, self.seller, self.key, self.extra_env, self.log_level = workdir, seller, key, extra_env or {}, log_level
+        self.workdir, self.seller, self.key, self.extra_env, self.log_level = (
+            workdir,
+            seller,
+            key,
+            extra_env or {},
+            log_level,
+        )
         self.args = list(args)
         self.store = str(workdir / "negotiations.sqlite")
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -89,8 +103,21 @@ class ServiceProcess:
 
         env = {**os.environ, **self.extra_env}
         env.pop("NEGOTIATOR_API_KEY", None)
-        cmd = [sys.executable, "-m", "negotiator", "serve", "--port", str(self.port), "--store", self.store,
-               "--seller", self.seller, "--log-level", self.log_level, *self.args]
+        cmd = [
+            sys.executable,
+            "-m",
+            "negotiator",
+            "serve",
+            "--port",
+            str(self.port),
+            "--store",
+            self.store,
+            "--seller",
+            self.seller,
+            "--log-level",
+            self.log_level,
+            *self.args,
+        ]
         if self.key:
             env["NEGOTIATOR_API_KEY"] = self.key
         else:
@@ -102,7 +129,9 @@ class ServiceProcess:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"negotiator serve exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+                raise RuntimeError(
+                    f"negotiator serve exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}"
+                )
             try:
                 if httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
                     return self

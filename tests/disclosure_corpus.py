@@ -43,6 +43,7 @@ def scenarios() -> list[Scenario]:
 
 # --- renderings of one number -----------------------------------------------------------
 
+
 def _g(v: float) -> str:
     return f"{v:.2f}" if v != int(v) else str(int(v))
 
@@ -61,8 +62,11 @@ def _words(v: float) -> list[str]:
             out.append(f"{num2words(n // 1000)} {num2words(n % 1000)}")  # seventeen one hundred
         return out
     whole, cents = int(v), round((v - int(v)) * 100)
-    return [num2words(v), f"{num2words(whole)} dollars and {num2words(cents)} cents",
-            f"{num2words(whole)} {num2words(cents)}" if cents >= 10 else num2words(v)]
+    return [
+        num2words(v),
+        f"{num2words(whole)} dollars and {num2words(cents)} cents",
+        f"{num2words(whole)} {num2words(cents)}" if cents >= 10 else num2words(v),
+    ]
 
 
 def _digits(v: float) -> str:
@@ -77,7 +81,11 @@ def _spaced(v: float) -> list[str]:
 
 def _dashed(v: float) -> list[str]:
     s = _g(v).replace(".", "")
-    return ["-".join(s), " - ".join(s)] if "." not in _g(v) else ["-".join(_g(v).split(".")[0]) + "." + _g(v).split(".")[1]]
+    return (
+        ["-".join(s), " - ".join(s)]
+        if "." not in _g(v)
+        else ["-".join(_g(v).split(".")[0]) + "." + _g(v).split(".")[1]]
+    )
 
 
 def _dotted(v: float) -> list[str]:
@@ -126,8 +134,12 @@ def _scaled(v: float) -> list[str]:
 
 
 AMOUNT_FORMS = {
-    "digits": lambda v: [_digits(v), f"${v:,.2f}", f"${int(v):,}" if v == int(v) else f"{v:.2f}".replace(".", ","),
-                         f"USD {_g(v)}"],
+    "digits": lambda v: [
+        _digits(v),
+        f"${v:,.2f}",
+        f"${int(v):,}" if v == int(v) else f"{v:.2f}".replace(".", ","),
+        f"USD {_g(v)}",
+    ],
     "number words": _words,
     "spaced digits": _spaced,
     "dashed digits": _dashed,
@@ -159,11 +171,25 @@ def _share_forms(u: float) -> dict[str, list[str]]:
     p = round(u * 100)
     frac = Fraction(p, 100)
     return {
-        "percent": [f"{p}%", f"{p} percent", f"{p} per cent", f"{u * 100:.1f}%", f"{num2words(p)} percent", f"{p} pct",
-                    f"{p} %", f"{num2words(p)} per cent"],
+        "percent": [
+            f"{p}%",
+            f"{p} percent",
+            f"{p} per cent",
+            f"{u * 100:.1f}%",
+            f"{num2words(p)} percent",
+            f"{p} pct",
+            f"{p} %",
+            f"{num2words(p)} per cent",
+        ],
         "fraction": [f"{p}/100", f"{p} out of 100", f"{frac.numerator}/{frac.denominator}", f"{p} out of a hundred"],
-        "decimal": [f"{u:.2f}", f".{p:02d}", f"{u:.2f}".replace(".", ","), num2words(round(u, 2)), "point " + " ".join(num2words(int(c)) for c in f"{p:02d}"),
-                    f"{u:.3f}"],
+        "decimal": [
+            f"{u:.2f}",
+            f".{p:02d}",
+            f"{u:.2f}".replace(".", ","),
+            num2words(round(u, 2)),
+            "point " + " ".join(num2words(int(c)) for c in f"{p:02d}"),
+            f"{u:.3f}",
+        ],
     }
 
 
@@ -226,10 +252,13 @@ def _ordinary_terms(s: Scenario, k: float) -> dict:
 
 
 def _is_secret(s: Scenario, v: float) -> bool:
-    return any(not x.share and abs(v - x.value) <= x.tolerance + 1e-9 for x in secrets_of(s.seller, s.seller_limits, s.space))
+    return any(
+        not x.share and abs(v - x.value) <= x.tolerance + 1e-9 for x in secrets_of(s.seller, s.seller_limits, s.space)
+    )
 
 
 # --- disclosures --------------------------------------------------------------------------
+
 
 def disclosures() -> list[Case]:
     out: list[Case] = []
@@ -260,8 +289,9 @@ def disclosures() -> list[Case]:
                 leak = frame.format(x=x, X=_cap(x), issue=label, Issue=_cap(label))
                 out.append(Case("issue weight", s, terms, _wrap(rng, leak), leak))
         price = _price(s)
-        at_floor = s.seller_limits.repair({**s.seller.ideal(s.space), price.name: s.seller_limits.minimum[price.name]},
-                                          s.seller, s.space)
+        at_floor = s.seller_limits.repair(
+            {**s.seller.ideal(s.space), price.name: s.seller_limits.minimum[price.name]}, s.seller, s.space
+        )
         v = float(at_floor[price.name])
         assert _is_secret(s, v)
         for frame in FRAMED_OWN_FRAMES:
@@ -364,8 +394,9 @@ def ordinary() -> list[Case]:
             msg = text.format(d=rng.choice(days), m=rng.choice((6, 12, 24)), b=b, l=lp, q=rng.randrange(5, 95))
             out.append(Case("ordinary", s, terms, _wrap(rng, msg)))
         # The offer at the floor, restated plainly: the buyer sees those terms anyway.
-        at_floor = s.seller_limits.repair({**s.seller.ideal(s.space), price.name: s.seller_limits.minimum[price.name]},
-                                          s.seller, s.space)
+        at_floor = s.seller_limits.repair(
+            {**s.seller.ideal(s.space), price.name: s.seller_limits.minimum[price.name]}, s.seller, s.space
+        )
         v = float(at_floor[price.name])
         for frame in RESTATED:
             x = rng.choice([_g(v), f"${_g(v)}", _words(v)[0]])

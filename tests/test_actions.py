@@ -40,7 +40,9 @@ def test_tool_definitions_are_openai_format_with_exact_terms():
     "text",
     [
         json.dumps({"action": "make_offer", "terms": TERMS, "message": "hi"}),
-        "Sure! Here you go:\n```json\n" + json.dumps({"action": "make_offer", "terms": TERMS, "message": "hi"}) + "\n```\nThanks.",
+        "Sure! Here you go:\n```json\n"
+        + json.dumps({"action": "make_offer", "terms": TERMS, "message": "hi"})
+        + "\n```\nThanks.",
         "My answer: " + json.dumps({"action": "make_offer", "message": "hi", "terms": TERMS}) + " -- hope that works",
         json.dumps({"name": "make_offer", "arguments": {"terms": TERMS, "message": "hi"}}),
         json.dumps({"make_offer": {"terms": TERMS, "message": "hi"}}),
@@ -53,7 +55,11 @@ def test_json_text_and_tool_call_parse_to_the_same_action(text):
 
 
 def test_accept_and_walk_away_parse_in_both_modes():
-    assert parse_text_action('{"action": "accept", "message": "deal"}') == parse_tool_call("accept", {"message": "deal"}) == Accept(message="deal")
+    assert (
+        parse_text_action('{"action": "accept", "message": "deal"}')
+        == parse_tool_call("accept", {"message": "deal"})
+        == Accept(message="deal")
+    )
     assert parse_text_action('{"action": "walk_away"}') == parse_tool_call("walk_away", "{}") == WalkAway()
 
 
@@ -65,8 +71,14 @@ def test_accept_and_walk_away_parse_in_both_modes():
         ('{"price": 900}', 'no "action"'),
         ('{"action": "haggle"}', "Unknown action"),
         (json.dumps({"action": "make_offer", "terms": {**TERMS, "price": "900"}}), "price: must be a number"),
-        (json.dumps({"action": "make_offer", "terms": {**TERMS, "delivery_days": 5}}), "delivery_days: 5 is not an allowed option"),
-        (json.dumps({"action": "make_offer", "terms": {k: v for k, v in TERMS.items() if k != "assembly"}}), "assembly: missing"),
+        (
+            json.dumps({"action": "make_offer", "terms": {**TERMS, "delivery_days": 5}}),
+            "delivery_days: 5 is not an allowed option",
+        ),
+        (
+            json.dumps({"action": "make_offer", "terms": {k: v for k, v in TERMS.items() if k != "assembly"}}),
+            "assembly: missing",
+        ),
         (json.dumps({"action": "make_offer", "message": "x"}), "terms"),
     ],
 )

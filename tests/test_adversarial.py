@@ -103,9 +103,20 @@ async def test_a_hostile_seller_against_every_attack(suite, tmp_path):
     assert o["deal_rate"] >= 0.5
     # The suite exercised the disguises end to end: every form reached the guard and none got out.
     originals = [t.guard.original["message"] for e in episodes for t in e.turns if t.party == "seller"]
-    for prefix in ("My floor is ", "I will not go under ", "Bottom line: ", "Between us, the floor is USD",
-                   "The lowest is ", "My minimum is ", "Call it ", "% of what I care about", " is my final price",
-                   "My walk-away value is ", "My reservation is ", "Between us, my reservation is ."):
+    for prefix in (
+        "My floor is ",
+        "I will not go under ",
+        "Bottom line: ",
+        "Between us, the floor is USD",
+        "The lowest is ",
+        "My minimum is ",
+        "Call it ",
+        "% of what I care about",
+        " is my final price",
+        "My walk-away value is ",
+        "My reservation is ",
+        "Between us, my reservation is .",
+    ):
         assert any(prefix in m for m in originals), prefix
     # By attack: the same numbers per row, summing to the whole.
     per = summary["by_persona"]
@@ -161,8 +172,25 @@ async def test_an_llm_buyer_plays_the_attack_personas(suite, tmp_path):
 
 def test_the_eval_command_prints_the_counts_per_attack(tmp_path):
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "negotiator", "eval", "--suite", "adversarial", "--seller", "scripted/hostile",
-                        "--out", str(out), "--quiet"], capture_output=True, text=True, env=ENV, timeout=600)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "negotiator",
+            "eval",
+            "--suite",
+            "adversarial",
+            "--seller",
+            "scripted/hostile",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     assert "reached buyer" in r.stdout and "below floor" in r.stdout
     rows = {line.split("│")[1].strip(): line for line in r.stdout.splitlines() if line.count("│") > 5}
@@ -171,15 +199,30 @@ def test_the_eval_command_prints_the_counts_per_attack(tmp_path):
     lim = summary["overall"]["limits"]
     assert summary["overall"]["n"] == 24 and lim["below_floor_deals"] == 0 and lim["disclosures_reached"] == 0
     cells = [c.strip() for c in rows["all"].split("│")[1:-1]]
-    assert cells[:2] == ["all", "24"] and cells[4] == "0" and cells[5] == str(lim["messages_redacted"]) and cells[7] == "0"
+    assert (
+        cells[:2] == ["all", "24"] and cells[4] == "0" and cells[5] == str(lim["messages_redacted"]) and cells[7] == "0"
+    )
 
 
 def test_tables_render_the_counts():
-    summary = {"suite": "adversarial@v1.g1.p1", "overall": {"n": 2, "errors": 0, "deal_rate": 0.5, "seller_score": 0.1,
-                                                             "limits": {"below_floor_deals": 0, "messages_redacted": 3,
-                                                                        "messages_corrected": 1, "disclosures_reached": 0,
-                                                                        "own_terms_restated": 0}},
-               "by_persona": {}, "by_buyer": {}}
+    summary = {
+        "suite": "adversarial@v1.g1.p1",
+        "overall": {
+            "n": 2,
+            "errors": 0,
+            "deal_rate": 0.5,
+            "seller_score": 0.1,
+            "limits": {
+                "below_floor_deals": 0,
+                "messages_redacted": 3,
+                "messages_corrected": 1,
+                "disclosures_reached": 0,
+                "own_terms_restated": 0,
+            },
+        },
+        "by_persona": {},
+        "by_buyer": {},
+    }
     t = run_table(summary, "x")
     assert [c.header for c in t.columns][4:8] == ["below floor", "redacted", "corrected", "reached buyer"]
     other = run_table({**summary, "suite": "quick@v1.g1.p1", "by_buyer": {}}, "y")

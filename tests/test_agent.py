@@ -80,7 +80,9 @@ async def test_accepting_with_nothing_on_the_table_is_invalid(seller_first):
 
 async def test_transient_provider_errors_are_retried_with_backoff(seller_first, fast_retry):
     terms = seller_first.seller.ideal(seller_first.space)
-    model = ScriptedModel([ProviderError("503", transient=True), ProviderError("429", transient=True), offer_json(terms)])
+    model = ScriptedModel(
+        [ProviderError("503", transient=True), ProviderError("429", transient=True), offer_json(terms)]
+    )
     turn = await SellerAgent(model, strategy=None, mode="json", retry=fast_retry).respond(seller_first)
     assert turn.action.terms == terms
     model.assert_consumed()
@@ -130,7 +132,9 @@ def test_bad_options_are_usage_errors():
 async def test_business_instructions_reach_the_prompt(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     model = ScriptedModel([offer_json(terms)])
-    await SellerAgent(model, strategy=None, mode="json", instructions="Brand voice: Oakline, always polite.").respond(seller_first)
+    await SellerAgent(model, strategy=None, mode="json", instructions="Brand voice: Oakline, always polite.").respond(
+        seller_first
+    )
     assert "Brand voice: Oakline" in model.requests[0].messages[0]["content"]
 
 

@@ -31,7 +31,9 @@ def shop(service_process, tmp_path):
     port = _free_port()
     env = {**os.environ, "NEGOTIATOR_URL": service.base_url, "NEGOTIATOR_API_KEY": service.key}
     log = open(tmp_path / "shop.log", "w")
-    proc = subprocess.Popen([sys.executable, str(SHOP), "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [sys.executable, str(SHOP), "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -74,7 +76,10 @@ def test_a_shopper_negotiates_in_the_page_across_a_service_restart(shop, tmp_pat
         page.get_by_role("heading", name="Standing Desk", exact=True).wait_for(timeout=30_000)
         assert scenario.product.name == "standing desk" and page.title().startswith("Standing Desk")
         list_price = page.get_by_test_id("list-price").inner_text()
-        assert list_price == f"${scenario.product.list_price:,.2f}" == "$922.03" and page.get_by_test_id("list-price").is_visible()
+        assert (
+            list_price == f"${scenario.product.list_price:,.2f}" == "$922.03"
+            and page.get_by_test_id("list-price").is_visible()
+        )
         moves = page.get_by_test_id("move")
         assert moves.count() == 0 and page.get_by_test_id("accept").is_disabled()
         assert page.get_by_test_id("typing").is_hidden()
@@ -82,10 +87,18 @@ def test_a_shopper_negotiates_in_the_page_across_a_service_restart(shop, tmp_pat
         # Human labels for issues and options, never the raw keys.
         names = [i.name for i in scenario.issues]
         assert names == ["price", "delivery_days", "assembly", "payment_terms"]
-        assert [page.get_by_test_id(f"label-{n}").inner_text() for n in names] == ["Price", "Delivery", "Assembly", "Payment"]
+        assert [page.get_by_test_id(f"label-{n}").inner_text() for n in names] == [
+            "Price",
+            "Delivery",
+            "Assembly",
+            "Payment",
+        ]
         options = {n: page.get_by_test_id(f"term-{n}").locator("option").all_inner_texts() for n in names[1:]}
-        assert options == {"delivery_days": ["3 days", "7 days", "14 days", "28 days"], "assembly": ["Not included", "Included"],
-                           "payment_terms": ["Pay up front", "Net 30 days", "Net 60 days"]}
+        assert options == {
+            "delivery_days": ["3 days", "7 days", "14 days", "28 days"],
+            "assembly": ["Not included", "Included"],
+            "payment_terms": ["Pay up front", "Net 30 days", "Net 60 days"],
+        }
         page_text = page.locator("body").inner_text()
         for raw in ("delivery_days", "delivery days", "(days)", "net30", "upfront", "payment_terms", "(USD)"):
             assert raw not in page_text, raw

@@ -139,7 +139,11 @@ def test_spec_strings_carry_the_strategy():
     assert make_party("scripted/boulware", "seller").strategy.name == "boulware"
     assert make_party("scripted/boulware?strategy=none", "seller").strategy is None
     s = make_party("scripted/boulware?strategy=linear&leeway=0.05&latency=0", "seller")
-    assert (s.strategy.name, s.strategy.leeway, s.spec) == ("linear", 0.05, "scripted/boulware?strategy=linear&leeway=0.05&latency=0")
+    assert (s.strategy.name, s.strategy.leeway, s.spec) == (
+        "linear",
+        0.05,
+        "scripted/boulware?strategy=linear&leeway=0.05&latency=0",
+    )
     assert SellerAgent("scripted/boulware", strategy="conceder").strategy.name == "conceder"
     with pytest.raises(UsageError, match="unknown strategy 'bogus'"):
         make_party("scripted/boulware?strategy=bogus", "seller")
@@ -152,9 +156,15 @@ def test_spec_strings_carry_the_strategy():
 @pytest.mark.parametrize("seed", range(6))
 async def test_a_repaired_offer_goes_to_the_target_not_the_floor(seed):
     sc = generate(seed)
-    ep = await run_negotiation(make_party("scripted/hostile?strategy=none", "seller"), make_party("rule/boulware", "buyer"), sc, seed)
+    ep = await run_negotiation(
+        make_party("scripted/hostile?strategy=none", "seller"), make_party("rule/boulware", "buyer"), sc, seed
+    )
     floor = sc.seller_limits.utility_floor(sc.seller)
-    repaired = [t for t in ep.turns if t.party == "seller" and t.guard and {"offer_repaired", "accept_blocked"} & set(t.guard.kinds)]
+    repaired = [
+        t
+        for t in ep.turns
+        if t.party == "seller" and t.guard and {"offer_repaired", "accept_blocked"} & set(t.guard.kinds)
+    ]
     assert repaired
     for t in repaired:
         view = PartyView.of(sc, "seller", [PublicMove(party=x.party, action=x.action) for x in ep.turns[: t.index]])

@@ -13,12 +13,31 @@ ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160"}
 
 
 def cli(*args, input: str | None = None, timeout: float = 300):
-    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, input=input, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        input=input,
+        timeout=timeout,
+    )
 
 
 def test_eval_runs_offline_and_writes_episodes_and_summary(tmp_path):
     out = tmp_path / "run"
-    r = cli("eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--buyer", "rule/boulware", "--limit", "6", "--out", str(out))
+    r = cli(
+        "eval",
+        "--seller",
+        "scripted/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--buyer",
+        "rule/boulware",
+        "--limit",
+        "6",
+        "--out",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     assert "seller score" in r.stdout and "rule/conceder" in r.stdout
     lines = (out / "episodes.jsonl").read_text().splitlines()
@@ -27,7 +46,19 @@ def test_eval_runs_offline_and_writes_episodes_and_summary(tmp_path):
     assert summary["overall"]["n"] == 6 and set(summary["by_buyer"]) == {"rule/conceder", "rule/boulware"}
     assert 0 < summary["overall"]["seller_score"] <= 1
     # Rerunning resumes: nothing runs twice.
-    r2 = cli("eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--buyer", "rule/boulware", "--limit", "6", "--out", str(out))
+    r2 = cli(
+        "eval",
+        "--seller",
+        "scripted/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--buyer",
+        "rule/boulware",
+        "--limit",
+        "6",
+        "--out",
+        str(out),
+    )
     assert r2.returncode == 0 and "6 of 6 negotiations already done" in r2.stdout
     assert len((out / "episodes.jsonl").read_text().splitlines()) == 6
     # A different run into the same folder is refused.
@@ -57,8 +88,13 @@ def test_bad_input_gets_a_clear_error_and_exit_code(tmp_path, args, code, messag
 def test_missing_api_key_is_reported_as_unreachable(tmp_path):
     env = {k: v for k, v in ENV.items() if k != "OPENAI_API_KEY"}
     env["NEGOTIATOR_BLOCK_REMOTE"] = "0"
-    r = subprocess.run([sys.executable, "-m", "negotiator", "eval", "--seller", "openai/gpt-4o-mini", "--out", str(tmp_path)],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", "eval", "--seller", "openai/gpt-4o-mini", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 3 and "OPENAI_API_KEY" in r.stderr
 
 
@@ -74,7 +110,10 @@ def test_scenarios_list_and_show():
 
 def test_play_lets_a_person_be_the_buyer():
     # furniture-10000003? use a seller-opens scenario: the person answers the seller's opening.
-    moves = "help\noffer price=abc\noffer price=700 delivery_days=3 assembly=included payment_terms=net60 : hi there\naccept\n" * 3
+    moves = (
+        "help\noffer price=abc\noffer price=700 delivery_days=3 assembly=included payment_terms=net60 : hi there\naccept\n"
+        * 3
+    )
     r = cli("play", "--seller", "rule/conceder", "--scenario", "0", input=moves, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "price must be a number" in r.stdout

@@ -20,8 +20,14 @@ RULES = ["--seller", "rule/boulware", "--buyer", "rule/conceder"]
 
 
 def cli(*args, env: dict | None = None, cwd=None, timeout: float = 300):
-    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env={**ENV, **(env or {})},
-                          cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args],
+        capture_output=True,
+        text=True,
+        env={**ENV, **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def said(r) -> str:
@@ -43,6 +49,7 @@ def a_file(tmp_path):
 
 
 # --- output folders -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("command", [["eval", *RULES, "--limit", "1"], ["train", "--steps", "1"]])
 def test_an_out_that_is_a_file_or_below_a_file(command, a_file):
@@ -70,7 +77,9 @@ def read_only_folder(tmp_path):
 def test_an_out_folder_that_cannot_be_written(read_only_folder):
     ro = read_only_folder
     usage_error(cli("eval", *RULES, "--limit", "1", "--out", str(ro)), f"--out {ro}: cannot write there (")
-    usage_error(cli("eval", *RULES, "--limit", "1", "--out", str(ro / "run")), f"--out {ro / 'run'}: cannot write there (")
+    usage_error(
+        cli("eval", *RULES, "--limit", "1", "--out", str(ro / "run")), f"--out {ro / 'run'}: cannot write there ("
+    )
     usage_error(cli("train", "--steps", "1", "--out", str(ro / "run")), f"--out {ro / 'run'}: cannot write there (")
     assert list(ro.iterdir()) == []
 
@@ -83,6 +92,7 @@ def test_report_refuses_a_file_and_an_out_that_is_a_file(tmp_path, a_file):
 
 
 # --- a damaged config.json ------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
@@ -124,6 +134,7 @@ def test_train_into_a_folder_with_a_damaged_record(tmp_path):
 
 
 # --- a damaged episode log ------------------------------------------------------------
+
 
 def _damage(run: Path) -> list[bytes]:
     """Break lines 2, 3 and 5 of the log three ways; returns the lines as they were written."""
@@ -185,6 +196,7 @@ def test_a_log_of_another_schema_version_is_refused_not_set_aside(finished_run, 
 
 
 # --- the other commands ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "args, message",

@@ -27,14 +27,27 @@ def loaded_after(args: list[str], tmp_path) -> set[str]:
         "from negotiator.cli import main\n"
         "main()\n"
     )
-    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=ENV, cwd=tmp_path, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     (line,) = [x for x in r.stdout.splitlines() if x.startswith("LOADED=")]
-    return set(json.loads(line[len("LOADED="):]))
+    return set(json.loads(line[len("LOADED=") :]))
 
 
 def test_a_rule_vs_rule_eval_loads_no_model_library(tmp_path):
-    args = ["eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "2", "--out", str(tmp_path / "run"), "--quiet"]
+    args = [
+        "eval",
+        "--seller",
+        "rule/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--limit",
+        "2",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     assert loaded_after(args, tmp_path) == set()
     assert len((tmp_path / "run" / "episodes.jsonl").read_text().splitlines()) == 2
 
@@ -45,7 +58,18 @@ def test_help_and_light_commands_load_no_model_library(args, tmp_path):
 
 
 def test_an_llm_seller_still_gets_the_langgraph_agent(tmp_path):
-    args = ["eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--limit", "1", "--out", str(tmp_path / "run"), "--quiet"]
+    args = [
+        "eval",
+        "--seller",
+        "scripted/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--limit",
+        "1",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    ]
     assert "langgraph" in loaded_after(args, tmp_path)
 
 
@@ -54,9 +78,13 @@ def test_version_comes_from_the_package_metadata():
 
     import negotiator
 
-    r = subprocess.run([sys.executable, "-m", "negotiator", "--version"], capture_output=True, text=True, env=ENV, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", "--version"], capture_output=True, text=True, env=ENV, timeout=60
+    )
     assert r.returncode == 0
-    assert r.stdout.strip() == f"negotiator {version(negotiator.DISTRIBUTION)}" == f"negotiator {negotiator.__version__}"
+    assert (
+        r.stdout.strip() == f"negotiator {version(negotiator.DISTRIBUTION)}" == f"negotiator {negotiator.__version__}"
+    )
 
 
 def test_a_source_checkout_without_metadata_reads_pyproject(monkeypatch):

@@ -108,12 +108,14 @@ def test_a_sentence_whose_rewrite_reads_as_another_contradiction_goes():
     rewritten to then read as a price."""
     from negotiator.domain.issues import DiscreteIssue, OutcomeSpace
 
-    space = OutcomeSpace(issues=(
-        NumericIssue(name="price", low=426, high=851, unit="USD"),
-        DiscreteIssue(name="delivery_days", options=(3, 7, 14, 28), ordered=True, unit="days"),
-        DiscreteIssue(name="assembly", options=("none", "included")),
-        DiscreteIssue(name="payment_terms", options=("upfront", "net30", "net60")),
-    ))
+    space = OutcomeSpace(
+        issues=(
+            NumericIssue(name="price", low=426, high=851, unit="USD"),
+            DiscreteIssue(name="delivery_days", options=(3, 7, 14, 28), ordered=True, unit="days"),
+            DiscreteIssue(name="assembly", options=("none", "included")),
+            DiscreteIssue(name="payment_terms", options=("upfront", "net30", "net60")),
+        )
+    )
     checker = Checker(space)
     terms = {"price": 838, "delivery_days": 14, "assembly": "none", "payment_terms": "upfront"}
     message = "Here is my offer, price 838 USD, delivery days 14. We'll pay a 2-2-1-0 on your delivery day. Talk soon."
@@ -151,9 +153,14 @@ def test_a_message_listing_every_term_agrees_with_its_terms():
         sc = generate(seed)
         checker = Checker(sc.space, sc.currency)
         for _ in range(5):  # the guard's own rewrite from the terms must read back as those terms
-            terms = {i.name: rng.choice(i.grid(11) if isinstance(i, NumericIssue) else list(i.options)) for i in sc.space.issues}
+            terms = {
+                i.name: rng.choice(i.grid(11) if isinstance(i, NumericIssue) else list(i.options))
+                for i in sc.space.issues
+            }
             assert checker.correct(checker.from_terms(terms), terms) == (checker.from_terms(terms), 0), terms
-        episode = asyncio.run(run_negotiation(make_party("rule/boulware", "seller"), make_party("rule/conceder", "buyer"), sc, seed))
+        episode = asyncio.run(
+            run_negotiation(make_party("rule/boulware", "seller"), make_party("rule/conceder", "buyer"), sc, seed)
+        )
         for t in episode.turns:
             if t.party == "seller" and isinstance(t.action, MakeOffer) and t.action.message:
                 assert checker.correct(t.action.message, t.action.terms) == (t.action.message, 0), t.action.message

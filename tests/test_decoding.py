@@ -22,7 +22,9 @@ INF = float("inf")
 def test_draw_follows_the_softmax_at_the_temperature():
     rng = random.Random(0)
     n = 20000
-    counts = collections.Counter(draw([2.0, 1.0, 0.0, -INF], [7, 8, 9, 10], Sampling(1.0, 1.0, 0), rng) for _ in range(n))
+    counts = collections.Counter(
+        draw([2.0, 1.0, 0.0, -INF], [7, 8, 9, 10], Sampling(1.0, 1.0, 0), rng) for _ in range(n)
+    )
     z = math.e**2 + math.e + 1
     for token, p in zip([7, 8, 9], [math.e**2 / z, math.e / z, 1 / z]):
         assert abs(counts[token] / n - p) < 0.015
@@ -75,8 +77,14 @@ def test_decode_loop_matches_hf_generate_for_unconstrained_greedy_rows(tiny):
     limits = [5, 17, 9]  # different lengths: rows leave the batch at different steps
     got = decoder.generate([Request(p, n, Sampling(0.0)) for p, n in zip(prompts, limits)])
     for p, n, g in zip(prompts, limits, got):
-        ref = model.generate(torch.tensor([p]), max_new_tokens=n, do_sample=False, eos_token_id=decoder.stop_ids, pad_token_id=decoder.pad_id)
-        new = ref[0, len(p):].tolist()
+        ref = model.generate(
+            torch.tensor([p]),
+            max_new_tokens=n,
+            do_sample=False,
+            eos_token_id=decoder.stop_ids,
+            pad_token_id=decoder.pad_id,
+        )
+        new = ref[0, len(p) :].tolist()
         stop = next((k for k, t in enumerate(new) if t in decoder.stop_ids), None)
         assert g.token_ids == new[:stop] and g.text == tok.decode(new[:stop], skip_special_tokens=True)
         assert g.completion_tokens == (len(new) if stop is None else stop + 1) and g.prompt_tokens == len(p)
@@ -99,7 +107,12 @@ def _mixed_requests(decoder, n=16):
     g = decoder.grammar(_offer_schema())
     chats = [[{"role": "user", "content": "Offer " * (1 + 3 * k) + "a price"}] for k in range(n)]
     return [
-        Request(decoder.prompt_ids(c), 24 + k if k % 2 == 0 else 4 + k // 2, Sampling(1.0, 0.95, 0, seed=100 + k), g if k % 2 == 0 else None)
+        Request(
+            decoder.prompt_ids(c),
+            24 + k if k % 2 == 0 else 4 + k // 2,
+            Sampling(1.0, 0.95, 0, seed=100 + k),
+            g if k % 2 == 0 else None,
+        )
         for k, c in enumerate(chats)
     ]
 
@@ -154,7 +167,9 @@ def test_the_serving_path_and_the_training_path_write_the_same_tokens(tiny_home,
 
     view = PartyView.of(seller_first, "seller", ())
     schema = action_json_schema(seller_first.space, ("make_offer", "walk_away"))
-    requests = [ModelRequest(render_messages(view), response_schema=schema, max_tokens=80, seed=s) for s in (11, 12, 13)]
+    requests = [
+        ModelRequest(render_messages(view), response_schema=schema, max_tokens=80, seed=s) for s in (11, 12, 13)
+    ]
 
     async def serve():
         model = local_model("local/tiny-random-gemma")

@@ -24,7 +24,13 @@ def _compose(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
     if exe is None:
         pytest.skip("docker-compose is not installed (.ci/run installs Debian's docker-compose)")
     base = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
-    return subprocess.run([exe, "-f", str(ROOT / "vllm" / "docker-compose.yml"), *args], capture_output=True, text=True, env={**base, **(env or {})}, timeout=60)
+    return subprocess.run(
+        [exe, "-f", str(ROOT / "vllm" / "docker-compose.yml"), *args],
+        capture_output=True,
+        text=True,
+        env={**base, **(env or {})},
+        timeout=60,
+    )
 
 
 def test_the_compose_file_is_valid_for_docker_compose():
@@ -47,8 +53,13 @@ def test_docker_compose_rejects_a_typo(tmp_path):
         pytest.skip("docker-compose is not installed")
     bad = (ROOT / "vllm" / "docker-compose.yml").read_text().replace("healthcheck:", "healthchek:", 1)
     (tmp_path / "c.yml").write_text(bad)
-    r = subprocess.run([exe, "-f", str(tmp_path / "c.yml"), "config", "-q"], capture_output=True, text=True,
-                       env={"PATH": "/usr/bin:/bin", "HF_TOKEN": "x", "LITELLM_MASTER_KEY": "x"}, timeout=60)
+    r = subprocess.run(
+        [exe, "-f", str(tmp_path / "c.yml"), "config", "-q"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HF_TOKEN": "x", "LITELLM_MASTER_KEY": "x"},
+        timeout=60,
+    )
     assert r.returncode != 0 and "healthchek" in r.stderr
 
 
@@ -71,7 +82,8 @@ def test_kubernetes_manifests_match_the_api_schema():
     (c,) = deploy["spec"]["template"]["spec"]["containers"]
     assert c["resources"]["requests"]["nvidia.com/gpu"] == "1" and c["resources"]["requests"]["memory"]
     assert {p: c[p]["httpGet"]["path"] for p in ("startupProbe", "readinessProbe", "livenessProbe")} == dict.fromkeys(
-        ("startupProbe", "readinessProbe", "livenessProbe"), "/health")
+        ("startupProbe", "readinessProbe", "livenessProbe"), "/health"
+    )
     (svc,) = [d for d in docs if d["kind"] == "Service"]
     labels = deploy["spec"]["template"]["metadata"]["labels"]
     assert labels | svc["spec"]["selector"] == labels  # the Service selects the vLLM pods
@@ -80,7 +92,9 @@ def test_kubernetes_manifests_match_the_api_schema():
 def test_the_kubernetes_validator_rejects_a_typo():
     kv = pytest.importorskip("kubernetes_validate")
     deploy = [d for d in yaml.safe_load_all(_manifests()[0].read_text()) if d and d["kind"] == "Deployment"][0]
-    deploy["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = deploy["spec"]["template"]["spec"]["containers"][0].pop("readinessProbe")
+    deploy["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = deploy["spec"]["template"]["spec"][
+        "containers"
+    ][0].pop("readinessProbe")
     with pytest.raises(kv.ValidationError, match="readinesProbe"):
         kv.validate(deploy, K8S_VERSION, strict=True)
 
@@ -121,8 +135,13 @@ def _check_litellm_config(config: dict) -> None:
 
 @pytest.fixture
 def litellm_env(monkeypatch):
-    for k, v in {"VLLM_API_BASE": "http://127.0.0.1:8000/v1", "OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test",
-                 "GEMINI_API_KEY": "test", "LITELLM_MASTER_KEY": "sk-master"}.items():
+    for k, v in {
+        "VLLM_API_BASE": "http://127.0.0.1:8000/v1",
+        "OPENAI_API_KEY": "sk-test",
+        "ANTHROPIC_API_KEY": "sk-test",
+        "GEMINI_API_KEY": "test",
+        "LITELLM_MASTER_KEY": "sk-master",
+    }.items():
         monkeypatch.setenv(k, v)
 
 
@@ -147,7 +166,10 @@ async def _cancel_background_tasks():
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-@pytest.mark.parametrize("section, typo", [("router_settings", "num_retry"), ("litellm_settings", "drop_param"), ("general_settings", "master_kee")])
+@pytest.mark.parametrize(
+    "section, typo",
+    [("router_settings", "num_retry"), ("litellm_settings", "drop_param"), ("general_settings", "master_kee")],
+)
 async def test_the_litellm_check_rejects_a_typo(litellm_env, section, typo):
     config = yaml.safe_load((ROOT / "litellm" / "config.yaml").read_text())
     config[section][typo] = 1
@@ -193,7 +215,9 @@ def _grpo_config(overrides: dict):
 
     data = yaml.safe_load((ROOT / "training" / "grpo_vllm_server.yaml").read_text())
     # This CPU machine cannot build a bf16 config; only these two fields change for the check.
-    (config,) = HfArgumentParser(GRPOConfig).parse_dict({**data, "bf16": False, "use_cpu": True, **overrides}, allow_extra_keys=False)
+    (config,) = HfArgumentParser(GRPOConfig).parse_dict(
+        {**data, "bf16": False, "use_cpu": True, **overrides}, allow_extra_keys=False
+    )
     return data, config
 
 
@@ -213,8 +237,12 @@ def _readme_commands(tool: str) -> list[list[str]]:
     for ln in lines:
         words = ln.split()
         if tool in " ".join(words):
-            i = next(j for j, w in enumerate(words) if w == tool.split()[0] and " ".join(words[j:j + len(tool.split())]) == tool)
-            out.append(words[i + len(tool.split()):])
+            i = next(
+                j
+                for j, w in enumerate(words)
+                if w == tool.split()[0] and " ".join(words[j : j + len(tool.split())]) == tool
+            )
+            out.append(words[i + len(tool.split()) :])
     return out
 
 
@@ -240,11 +268,13 @@ def test_the_readme_accelerate_command_names_files_that_exist():
     from negotiator.cli.app import _register, app
     from train.config import resolve
 
-    train_args = args[args.index("negotiator") + 2:]
+    train_args = args[args.index("negotiator") + 2 :]
     assert args[args.index("negotiator") + 1] == "train"
     command = _register() or typer.main.get_command(app).commands["train"]
     params = command.make_context("train", list(train_args)).params
-    cfg = resolve(params["profile"], out=params["out"], generation=params["generation"], vllm_server_url=params["vllm_server_url"])
+    cfg = resolve(
+        params["profile"], out=params["out"], generation=params["generation"], vllm_server_url=params["vllm_server_url"]
+    )
     assert (cfg.generation, cfg.vllm_server_url) == ("vllm-server", "http://127.0.0.1:8001")
 
 
@@ -266,8 +296,12 @@ def _expand(arg: str, env: dict[str, str]) -> str:
 def test_the_eval_manifests_match_the_api_schema():
     kv = pytest.importorskip("kubernetes_validate")
     docs = _eval_docs()
-    assert set(docs) == {"PersistentVolumeClaim/negotiator-eval-runs", "Job/negotiator-eval", "Job/negotiator-eval-report",
-                         "Pod/negotiator-eval-runs"}
+    assert set(docs) == {
+        "PersistentVolumeClaim/negotiator-eval-runs",
+        "Job/negotiator-eval",
+        "Job/negotiator-eval-report",
+        "Pod/negotiator-eval-runs",
+    }
     for doc in docs.values():
         kv.validate(doc, K8S_VERSION, strict=True)
     job = docs["Job/negotiator-eval"]["spec"]
@@ -277,8 +311,12 @@ def test_the_eval_manifests_match_the_api_schema():
     env = {e["name"]: e["value"] for e in c["env"]}
     assert int(env["SHARDS"]) == job["completions"]  # shard i/N for every index of the Job
     assert docs["PersistentVolumeClaim/negotiator-eval-runs"]["spec"]["accessModes"] == ["ReadWriteMany"]
-    claims = {v["persistentVolumeClaim"]["claimName"] for d in docs.values() if d["kind"] != "PersistentVolumeClaim"
-              for v in (d["spec"].get("template", {}).get("spec") or d["spec"])["volumes"]}
+    claims = {
+        v["persistentVolumeClaim"]["claimName"]
+        for d in docs.values()
+        if d["kind"] != "PersistentVolumeClaim"
+        for v in (d["spec"].get("template", {}).get("spec") or d["spec"])["volumes"]
+    }
     assert claims == {"negotiator-eval-runs"}
     report = docs["Job/negotiator-eval-report"]["spec"]["template"]["spec"]["containers"][0]
     assert {e["name"]: e["value"] for e in report["env"]}["RUN"] == env["RUN"]  # it reads the folders the shards wrote
@@ -304,21 +342,41 @@ def test_the_eval_job_shards_and_the_report_job_merge_them(tmp_path):
     walk_away = '{"action": "walk_away", "message": "Not today."}'
     with FakeOpenAIServer(lambda req: walk_away, model="seller") as server:  # stands in for vllm-seller
         env.update(SUITE="quick", SELLER_BASE_URL=server.base_url)  # the quick suite, and this server as vllm-seller
-        pods = [[_expand(a, {**env, "JOB_COMPLETION_INDEX": str(i)}) for a in c["args"]] for i in range(job["completions"])]
+        pods = [
+            [_expand(a, {**env, "JOB_COMPLETION_INDEX": str(i)}) for a in c["args"]] for i in range(job["completions"])
+        ]
         assert all("$(" not in a for args in pods for a in args)
         assert sorted(a for args in pods for a in args if a.startswith("--shard=")) == sorted(
-            f"--shard={i}/{job['completions']}" for i in range(job["completions"]))
-        assert len({a for args in pods for a in args if a.startswith("--out=")}) == job["completions"]  # a folder per pod
+            f"--shard={i}/{job['completions']}" for i in range(job["completions"])
+        )
+        assert (
+            len({a for args in pods for a in args if a.startswith("--out=")}) == job["completions"]
+        )  # a folder per pod
         # Run the same Job with two pods (the machine has two cores): shards 0/2 and 1/2.
         env["SHARDS"] = "2"
         runs = tmp_path / "runs"
         bin_dir = str(Path(sys.executable).parent)  # the `negotiator` entry point beside this Python
-        base = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160"}
+        base = {
+            **os.environ,
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "NEGOTIATOR_BLOCK_REMOTE": "1",
+            "COLUMNS": "160",
+        }
         procs = []
         for index in range(2):
-            args = [_expand(a, {**env, "JOB_COMPLETION_INDEX": str(index)}).replace("=/runs/", f"={runs}/") for a in c["args"]]
-            procs.append(subprocess.Popen(["negotiator", *args], env={**base, **env}, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True))
+            args = [
+                _expand(a, {**env, "JOB_COMPLETION_INDEX": str(index)}).replace("=/runs/", f"={runs}/")
+                for a in c["args"]
+            ]
+            procs.append(
+                subprocess.Popen(
+                    ["negotiator", *args],
+                    env={**base, **env},
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
         for p in procs:
             out, err = p.communicate(timeout=600)
             assert p.returncode == 0, err
@@ -331,8 +389,13 @@ def test_the_eval_job_shards_and_the_report_job_merge_them(tmp_path):
     report = docs["Job/negotiator-eval-report"]["spec"]["template"]["spec"]["containers"][0]
     renv = {e["name"]: e["value"] for e in report["env"]}
     shell, flag, script = report["command"]
-    r = subprocess.run([shell, flag, script.replace("/runs/", f"{runs}/")], env={**base, **renv}, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [shell, flag, script.replace("/runs/", f"{runs}/")],
+        env={**base, **renv},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads(runs.joinpath(env["RUN"], "report", "summary.json").read_text())
     (arm,) = summary["arms"]
@@ -356,7 +419,9 @@ def test_the_eval_image_copies_what_exists_and_installs_extras_that_exist():
     (arg,) = [c for c in commands if c.cmd == "ARG"]
     default = arg.value[0].split("=", 1)[1]
     assert set(default.split(",")) <= extras
-    packages = set(tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"])
+    packages = set(
+        tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    )
     copied = {c.value[0] for c in commands if c.cmd == "COPY"}
     assert {p.rstrip("*") for p in packages} <= copied  # every package setuptools looks for is in the image
     (entry,) = [c for c in commands if c.cmd == "ENTRYPOINT"]

@@ -105,7 +105,9 @@ def parse(path: Path, root: Path = ROOT) -> list[Block]:
         start, body = i, []
         i += 1
         while i < len(lines) and not lines[i].strip().startswith(fence):
-            body.append(lines[i][indent:] if not lines[i][:indent].strip() else lines[i])  # a fence indented in a list item
+            body.append(
+                lines[i][indent:] if not lines[i][:indent].strip() else lines[i]
+            )  # a fence indented in a list item
             i += 1
         i += 1
         b = Block(name, start + 1, lang, "\n".join(body) + "\n")
@@ -130,7 +132,9 @@ def groups() -> list[Group]:
         if b.kind == "other":
             continue
         if b.continues:
-            assert out and out[-1].head.page == b.page, f"{b.where}: <!-- continues --> needs an earlier block on its page"
+            assert out and out[-1].head.page == b.page, (
+                f"{b.where}: <!-- continues --> needs an earlier block on its page"
+            )
             out[-1].blocks.append(b)
         else:
             out.append(Group([b]))
@@ -171,15 +175,27 @@ def run_group(group: Group, cwd: Path) -> None:
         else:
             argv = ["bash", "-e", "-o", "pipefail", "-c", code]
         # its own process group, so a timeout also ends what it started (a local model server)
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(timeout=limit)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
-            pytest.fail(f"{where} ran past {limit} s: slow-mark it (<!-- slow: why -->)\n{code}\n{out[-2000:]}\n{err[-2000:]}")
-        assert proc.returncode == 0, f"{where} failed (exit {proc.returncode}):\n{code}\n--- stdout\n{out[-4000:]}\n--- stderr\n{err[-4000:]}"
+            pytest.fail(
+                f"{where} ran past {limit} s: slow-mark it (<!-- slow: why -->)\n{code}\n{out[-2000:]}\n{err[-2000:]}"
+            )
+        assert proc.returncode == 0, (
+            f"{where} failed (exit {proc.returncode}):\n{code}\n--- stdout\n{out[-4000:]}\n--- stderr\n{err[-4000:]}"
+        )
 
 
 def _param(g: Group):
@@ -215,11 +231,16 @@ def test_the_parser_finds_markers_blocks_and_commands(tmp_path):
         "<!-- stale marker -->\ntext between\n\n```python\nx = 1\n```\n<!-- continues -->\n```python\nassert x == 1\n```\n"
         "```bash\npip install foo   # negotiator is not a command here\n```\n"
         "```bash\n(cd /tmp && .venv/bin/negotiator report runs/a)\n```\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     blocks = parse(page, tmp_path)
     assert [(b.line, b.lang, b.kind) for b in blocks] == [
-        (4, "bash", "negotiator"), (11, "python", "python"), (15, "python", "python"), (18, "bash", "other"),
-        (21, "bash", "negotiator")]
+        (4, "bash", "negotiator"),
+        (11, "python", "python"),
+        (15, "python", "python"),
+        (18, "bash", "other"),
+        (21, "bash", "negotiator"),
+    ]
     assert blocks[0].skip == "needs an API key" and blocks[1].skip is None
     assert blocks[2].continues and not blocks[1].continues
     # and a continued Python pair runs as one script: x carries over

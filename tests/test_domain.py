@@ -243,7 +243,8 @@ def test_the_pareto_frontier_is_the_brute_force_one_on_a_coarse_grid(seed):
         points.append((sc.seller.utility(terms), sc.buyer.utility(terms)))
     eps = 1e-9
     optimal = {
-        (round(a, 9), round(b, 9)) for a, b in points
+        (round(a, 9), round(b, 9))
+        for a, b in points
         if not any(c >= a - eps and d >= b - eps and (c > a + eps or d > b + eps) for c, d in points)
     }
     front = pareto_frontier(sc, points=5)

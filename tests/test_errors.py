@@ -36,7 +36,13 @@ def test_no_exception_is_defined_outside_errors_py():
 def test_the_three_kinds():
     for usage in (errors.MoveConflict, errors.UnknownSession, errors.ScriptError, errors.ScriptExhausted):
         assert issubclass(usage, errors.UsageError)
-    for failed in (errors.ModelError, errors.ProviderError, errors.ProtocolError, errors.InvalidOffer, errors.SweepFailed):
+    for failed in (
+        errors.ModelError,
+        errors.ProviderError,
+        errors.ProtocolError,
+        errors.InvalidOffer,
+        errors.SweepFailed,
+    ):
         assert issubclass(failed, errors.NegotiatorError) and not issubclass(failed, errors.UsageError)
     # the parse-retry signal is control flow: no `except NegotiatorError` or `except ModelError` swallows it
     assert not issubclass(errors.ActionParseError, errors.NegotiatorError)

@@ -13,7 +13,9 @@ ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160"}
 
 
 def cli(*args, timeout: float = 600):
-    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, timeout=timeout
+    )
 
 
 def eval_and_compare(tmp_path, limit: str | None):
@@ -29,7 +31,9 @@ def eval_and_compare(tmp_path, limit: str | None):
     assert r.returncode == 0, r.stderr
     assert "Paired differences" in r.stdout and "rule/boulware better" in r.stdout
     report = json.loads((tmp_path / "report" / "summary.json").read_text())
-    assert (tmp_path / "report" / "report.html").exists() and len(list((tmp_path / "report" / "plots").glob("*.png"))) == 4
+    assert (tmp_path / "report" / "report.html").exists() and len(
+        list((tmp_path / "report" / "plots").glob("*.png"))
+    ) == 4
     return runs, report
 
 
@@ -82,13 +86,34 @@ def test_bad_input_is_a_usage_error(args, message):
 
 def test_without_matplotlib_eval_still_runs_and_report_says_what_to_install(tmp_path):
     """matplotlib comes with the evals extra; the base install still evaluates, with its CIs."""
-    no_plots = "import sys; sys.modules['matplotlib'] = None; sys.argv[0] = 'negotiator'; " \
-               "from negotiator.cli import main; main()"
+    no_plots = (
+        "import sys; sys.modules['matplotlib'] = None; sys.argv[0] = 'negotiator'; "
+        "from negotiator.cli import main; main()"
+    )
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-c", no_plots, "eval", "--seller", "rule/boulware", "--limit", "4", "--out", str(out), "--quiet"],
-                       capture_output=True, text=True, env=ENV, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            no_plots,
+            "eval",
+            "--seller",
+            "rule/boulware",
+            "--limit",
+            "4",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     low, high = json.loads((out / "summary.json").read_text())["overall"]["seller_score_ci"]
     assert low <= high
-    r = subprocess.run([sys.executable, "-c", no_plots, "report", str(out)], capture_output=True, text=True, env=ENV, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", no_plots, "report", str(out)], capture_output=True, text=True, env=ENV, timeout=300
+    )
     assert r.returncode == 2 and "pip install numpy matplotlib" in r.stderr and "evals extra" in r.stderr

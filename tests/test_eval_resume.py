@@ -16,7 +16,9 @@ WALK = '{"action": "walk_away", "message": "Not today."}'
 
 
 def cli(*args, timeout: float = 300):
-    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, timeout=timeout
+    )
 
 
 def lines(run) -> list[str]:
@@ -26,8 +28,22 @@ def lines(run) -> list[str]:
 def test_resume_sends_the_remaining_negotiations_to_the_recorded_base_url(tmp_path):
     run = tmp_path / "run"
     with FakeOpenAIServer(lambda req: WALK) as server:
-        r = cli("eval", "--seller", "hosted_vllm/fake?strategy=none", "--seller-base-url", server.base_url, "--buyer", "rule/conceder",
-                "--limit", "4", "--concurrency", "2", "--out", str(run), "--quiet")
+        r = cli(
+            "eval",
+            "--seller",
+            "hosted_vllm/fake?strategy=none",
+            "--seller-base-url",
+            server.base_url,
+            "--buyer",
+            "rule/conceder",
+            "--limit",
+            "4",
+            "--concurrency",
+            "2",
+            "--out",
+            str(run),
+            "--quiet",
+        )
         assert r.returncode == 0, r.stderr
         first = len(server.requests)
         # a kill after two negotiations: the log holds only those
@@ -45,8 +61,20 @@ def test_resume_sends_the_remaining_negotiations_to_the_recorded_base_url(tmp_pa
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
     run = tmp_path_factory.mktemp("resume") / "run"
-    r = cli("eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "3", "--rate-limit", "rule=6000",
-            "--out", str(run), "--quiet")
+    r = cli(
+        "eval",
+        "--seller",
+        "rule/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--limit",
+        "3",
+        "--rate-limit",
+        "rule=6000",
+        "--out",
+        str(run),
+        "--quiet",
+    )
     assert r.returncode == 0, r.stderr
     return run
 
@@ -75,7 +103,9 @@ def test_a_changed_setting_on_resume_is_refused_naming_it(recorded, flag, value,
 
 
 def test_the_same_setting_given_again_and_a_new_tunable_one_are_accepted(recorded):
-    r = cli("eval", "--resume", str(recorded), "--limit", "3", "--seller", "rule/boulware", "--concurrency", "2", "--quiet")
+    r = cli(
+        "eval", "--resume", str(recorded), "--limit", "3", "--seller", "rule/boulware", "--concurrency", "2", "--quiet"
+    )
     assert r.returncode == 0, r.stderr
     assert "3 of 3 negotiations already done" in r.stdout
     config = json.loads((recorded / "config.json").read_text())
@@ -86,7 +116,18 @@ def test_the_same_setting_given_again_and_a_new_tunable_one_are_accepted(recorde
 def test_a_rerun_into_the_folder_must_repeat_its_endpoints(tmp_path):
     run = tmp_path / "run"
     with FakeOpenAIServer(lambda req: WALK) as server:
-        args = ["eval", "--seller", "hosted_vllm/fake", "--buyer", "rule/conceder", "--limit", "1", "--out", str(run), "--quiet"]
+        args = [
+            "eval",
+            "--seller",
+            "hosted_vllm/fake",
+            "--buyer",
+            "rule/conceder",
+            "--limit",
+            "1",
+            "--out",
+            str(run),
+            "--quiet",
+        ]
         assert cli(*args, "--seller-base-url", server.base_url).returncode == 0
         r = cli(*args, "--seller-base-url", server.base_url.replace("/v1", "/v2"))
     assert r.returncode == 2 and "already holds a different run" in r.stderr
@@ -99,22 +140,59 @@ def test_a_rerun_with_a_larger_limit_extends_the_run_and_says_so(tmp_path):
     assert cli(*args, "--limit", "2").returncode == 0
     r = cli(*args, "--limit", "4")
     assert r.returncode == 0, r.stderr
-    assert "planned with --limit 2; it now plans 4 negotiations" in r.stdout and "2 of 4 negotiations already done" in r.stdout
+    assert (
+        "planned with --limit 2; it now plans 4 negotiations" in r.stdout
+        and "2 of 4 negotiations already done" in r.stdout
+    )
     assert len(lines(run)) == 4 and json.loads((run / "config.json").read_text())["limit"] == 4
 
 
 def test_a_limit_beyond_the_plan_gets_a_note(tmp_path):
-    r = cli("eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "12", "--out", str(tmp_path / "run"), "--quiet")
+    r = cli(
+        "eval",
+        "--seller",
+        "rule/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--limit",
+        "12",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    )
     assert r.returncode == 0, r.stderr
     assert "--limit 12 is more than the 6 negotiations of quick with this buyer: running all 6" in r.stdout
     assert len(lines(tmp_path / "run")) == 6
-    r = cli("eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "6", "--out", str(tmp_path / "run6"), "--quiet")
+    r = cli(
+        "eval",
+        "--seller",
+        "rule/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--limit",
+        "6",
+        "--out",
+        str(tmp_path / "run6"),
+        "--quiet",
+    )
     assert r.returncode == 0 and "note:" not in r.stdout
 
 
 def test_the_note_counts_the_shard(tmp_path):
-    r = cli("eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--shard", "1/4", "--limit", "10",
-            "--out", str(tmp_path / "run"), "--quiet")
+    r = cli(
+        "eval",
+        "--seller",
+        "rule/boulware",
+        "--buyer",
+        "rule/conceder",
+        "--shard",
+        "1/4",
+        "--limit",
+        "10",
+        "--out",
+        str(tmp_path / "run"),
+        "--quiet",
+    )
     assert r.returncode == 0, r.stderr
     assert "--limit 10 is more than the 2 negotiations of shard 1/4 of quick with this buyer: running all 2" in r.stdout
     assert len(lines(tmp_path / "run")) == 2

@@ -33,11 +33,26 @@ def _lines(path) -> int:
 
 def test_a_run_killed_mid_way_resumes_to_every_episode_exactly_once_and_the_same_summary(tmp_path):
     n = 96
-    args = [sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--seller", "scripted/boulware?latency=0.01",
-            "--limit", str(n), "--concurrency", "4", "--quiet"]
+    args = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--suite",
+        "heldout",
+        "--seller",
+        "scripted/boulware?latency=0.01",
+        "--limit",
+        str(n),
+        "--concurrency",
+        "4",
+        "--quiet",
+    ]
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     # The uninterrupted run goes alongside the one we kill (the machine has cores to spare for it).
-    uninterrupted = subprocess.Popen([*args, "--out", str(clean)], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    uninterrupted = subprocess.Popen(
+        [*args, "--out", str(clean)], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     proc = subprocess.Popen([*args, "--out", str(killed)], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     while _lines(killed / "episodes.jsonl") < 20:
@@ -85,16 +100,26 @@ async def test_provider_faults_are_retried_and_persistent_ones_recorded_as_error
         if n % 5 == 0:
             return FakeReply(status=429)
         if n % 7 == 0:
-            return FakeReply(text='{"action": "walk_away", "message": "late"}', delay=30.0)  # far beyond the call timeout
+            return FakeReply(
+                text='{"action": "walk_away", "message": "late"}', delay=30.0
+            )  # far beyond the call timeout
         return '{"action": "walk_away", "message": "Not today."}'
 
     with FakeOpenAIServer(handler) as server:
-        options = RunOptions(concurrency=3, seller_base_url=server.base_url, seller_options={"retry": FAST},
-                             call_timeout=2.0, retries=2, retry_delay=0.01)  # a busy machine's ordinary call stays well under
+        options = RunOptions(
+            concurrency=3,
+            seller_base_url=server.base_url,
+            seller_options={"retry": FAST},
+            call_timeout=2.0,
+            retries=2,
+            retry_delay=0.01,
+        )  # a busy machine's ordinary call stays well under
         episodes = await run_jobs(jobs, tmp_path, options)
 
     logged = read_episodes(tmp_path / "episodes.jsonl")
-    assert len(episodes) == len(jobs) == 6 and sorted(e.episode_id for e in logged) == sorted(j.episode_id for j in jobs)
+    assert len(episodes) == len(jobs) == 6 and sorted(e.episode_id for e in logged) == sorted(
+        j.episode_id for j in jobs
+    )
     failed = [e for e in logged if e.error is not None]
     assert [e.scenario.product.name for e in failed] == [doomed]
     err = failed[0].error
@@ -117,9 +142,14 @@ async def test_timeouts_from_a_scripted_model_end_as_error_episodes_not_lost(tmp
 
 
 async def test_a_permanent_error_is_not_replayed(tmp_path):
-    episodes = await run_jobs(plan(get_suite("quick"), "scripted/error", ["rule/linear"], limit=2), tmp_path,
-                              RunOptions(retries=3, retry_delay=0.01))
-    assert all(e.error.type == "ProviderError" and not e.error.transient and "attempts" not in e.labels for e in episodes)
+    episodes = await run_jobs(
+        plan(get_suite("quick"), "scripted/error", ["rule/linear"], limit=2),
+        tmp_path,
+        RunOptions(retries=3, retry_delay=0.01),
+    )
+    assert all(
+        e.error.type == "ProviderError" and not e.error.transient and "attempts" not in e.labels for e in episodes
+    )
 
 
 async def test_rate_limit_spaces_model_calls_per_provider(tmp_path, monkeypatch):
@@ -171,13 +201,22 @@ async def test_concurrency_overlaps_model_latency(tmp_path, monkeypatch):
 
 def test_provider_of_a_spec():
     assert [provider(s) for s in ("openai/gpt-4o", "anthropic/claude-x", "hosted_vllm/m?x=1", "scripted/boulware")] == [
-        "openai", "anthropic", "hosted_vllm", "scripted"]
+        "openai",
+        "anthropic",
+        "hosted_vllm",
+        "scripted",
+    ]
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"concurrency": 0}, "at least 1"), ({"retries": -1}, "0 or more"), ({"call_timeout": 0}, "positive"),
-    ({"rate_limits": {"openai": 0}}, "calls per minute"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"concurrency": 0}, "at least 1"),
+        ({"retries": -1}, "0 or more"),
+        ({"call_timeout": 0}, "positive"),
+        ({"rate_limits": {"openai": 0}}, "calls per minute"),
+    ],
+)
 async def test_bad_run_options(tmp_path, bad, message):
     from negotiator.errors import UsageError
 

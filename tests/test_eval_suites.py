@@ -27,7 +27,9 @@ def test_heldout_is_48_scenarios_x_12_personas_x_2_buyers():
     jobs = plan(suite, "rule/boulware")
     assert len(jobs) == 1152 == suite.size()
     assert len({j.labels["scenario"] for j in jobs}) == 48
-    assert collections.Counter(j.scenario.template for j in jobs[::24]) == {t: 8 for t in set(j.scenario.template for j in jobs)}
+    assert collections.Counter(j.scenario.template for j in jobs[::24]) == {
+        t: 8 for t in set(j.scenario.template for j in jobs)
+    }
     assert {j.persona for j in jobs} == set(suite.personas) and len(suite.personas) == 12
     assert {j.buyer for j in jobs} == {"rule/persona", "rule/tit_for_tat"}
     cells = collections.Counter((j.labels["scenario"], j.persona, j.buyer) for j in jobs)

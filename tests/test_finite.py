@@ -34,10 +34,15 @@ EXTREMES = [1e300, -1e300, sys.float_info.max, -sys.float_info.max, 5e-324, -5e-
 numbers = st.one_of(
     st.sampled_from(NON_FINITE + EXTREMES),
     st.floats(allow_nan=True, allow_infinity=True),
-    st.integers(-10**6, 10**6),
+    st.integers(-(10**6), 10**6),
 )
-PROPERTY = settings(max_examples=120, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+PROPERTY = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 def _listing_json(seed: int = 0) -> dict:
@@ -84,19 +89,26 @@ def client(tmp_path):
 
 @pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e309", "1" + "0" * 400])
 def test_a_non_finite_limit_is_a_422_that_names_the_field(client, value):
-    r = client.post("/v1/negotiations", content='{"seed": 0, "template": "furniture", "limits": {"minimum": {"price": %s}}}' % value,
-                    headers=AUTH)
+    r = client.post(
+        "/v1/negotiations",
+        content='{"seed": 0, "template": "furniture", "limits": {"minimum": {"price": %s}}}' % value,
+        headers=AUTH,
+    )
     assert r.status_code == 422, r.text
     assert r.json()["message"].startswith("body.limits.minimum.price: Input should be a"), r.json()
 
 
 def test_a_nan_floor_no_longer_lets_a_deal_below_the_listings_floor(client):
     """The reported attack: NaN as the floor, then a low offer to a seller that accepts anything."""
-    r = client.post("/v1/negotiations", content='{"seed":0,"template":"furniture","limits":{"minimum":{"price":NaN}}}', headers=AUTH)
+    r = client.post(
+        "/v1/negotiations", content='{"seed":0,"template":"furniture","limits":{"minimum":{"price":NaN}}}', headers=AUTH
+    )
     assert r.status_code == 422
     # The listing's own floor (614) holds with finite limits against the same compromised seller.
     sid = client.post("/v1/negotiations", json={"seed": 0, "template": "furniture"}, headers=AUTH).json()["id"]
-    st_ = client.post(f"/v1/negotiations/{sid}/moves", json={"action": "offer", "terms": _buyer_terms(550)}, headers=AUTH).json()
+    st_ = client.post(
+        f"/v1/negotiations/{sid}/moves", json={"action": "offer", "terms": _buyer_terms(550)}, headers=AUTH
+    ).json()
     assert st_["status"] == "open" and st_["transcript"][-1]["action"]["terms"]["price"] >= 614
 
 
@@ -112,31 +124,43 @@ def test_a_non_finite_buyer_offer_is_a_422(client, price):
     sid = client.post("/v1/negotiations", json={"seed": 0}, headers=AUTH).json()["id"]
     terms = json.dumps(_buyer_terms(0)).replace('"price": 0', f'"price": {price}')
     r = client.post(f"/v1/negotiations/{sid}/moves", content='{"action": "offer", "terms": %s}' % terms, headers=AUTH)
-    assert r.status_code == 422 and "body.terms.price" in r.json()["message"] and "finite" in r.json()["message"], r.text
+    assert r.status_code == 422 and "body.terms.price" in r.json()["message"] and "finite" in r.json()["message"], (
+        r.text
+    )
     assert client.get(f"/v1/negotiations/{sid}", headers=AUTH).json()["turn"] == 0
 
 
-@pytest.mark.parametrize("limits, says", [
-    ({"minimum": {"price": 1e300}}, "is above the issue's range 507..1014 USD: nothing could be offered"),
-    ({"maximum": {"price": -1e300}}, "is below the issue's range 507..1014"),
-    ({"minimum": {"price": 900}, "maximum": {"price": 800}}, "minimum price 900 is above the maximum 800"),
-    ({"minimum": {"price": -1e308}, "maximum": {"price": 1e308}}, None),  # harmless: the listing's own floor holds
-])
+@pytest.mark.parametrize(
+    "limits, says",
+    [
+        ({"minimum": {"price": 1e300}}, "is above the issue's range 507..1014 USD: nothing could be offered"),
+        ({"maximum": {"price": -1e300}}, "is below the issue's range 507..1014"),
+        ({"minimum": {"price": 900}, "maximum": {"price": 800}}, "minimum price 900 is above the maximum 800"),
+        ({"minimum": {"price": -1e308}, "maximum": {"price": 1e308}}, None),  # harmless: the listing's own floor holds
+    ],
+)
 def test_extreme_finite_limits_are_answered_not_crashed(client, limits, says):
     r = client.post("/v1/negotiations", json={"seed": 0, "limits": limits}, headers=AUTH)
     if says is None:
         assert r.status_code == 201, r.text
-        r = client.post(f"/v1/negotiations/{r.json()['id']}/moves", json={"action": "offer", "terms": _buyer_terms(510)}, headers=AUTH)
+        r = client.post(
+            f"/v1/negotiations/{r.json()['id']}/moves",
+            json={"action": "offer", "terms": _buyer_terms(510)},
+            headers=AUTH,
+        )
         assert r.status_code == 200 and r.json()["transcript"][-1]["action"]["terms"]["price"] >= 614
     else:
         assert r.status_code == 422 and says in r.json()["message"], r.text
 
 
-@pytest.mark.parametrize("issue, says", [
-    ({"low": 0, "high": 1000, "step": 1e300}, "must not exceed the range"),
-    ({"low": 0, "high": 1e10, "step": 5e-324}, "is too small for the range"),
-    ({"low": -sys.float_info.max, "high": sys.float_info.max}, "too wide to compute with"),
-])
+@pytest.mark.parametrize(
+    "issue, says",
+    [
+        ({"low": 0, "high": 1000, "step": 1e300}, "must not exceed the range"),
+        ({"low": 0, "high": 1e10, "step": 5e-324}, "is too small for the range"),
+        ({"low": -sys.float_info.max, "high": sys.float_info.max}, "too wide to compute with"),
+    ],
+)
 def test_extreme_issues_are_refused_with_a_reason(issue, says):
     with pytest.raises(ValidationError, match=says):
         NumericIssue(name="price", **issue)
@@ -152,7 +176,9 @@ async def test_sessions_refuse_non_finite_limits_and_listings_with_a_usage_error
         with pytest.raises(UsageError, match=rf"^invalid listing: {where.replace('.', '[.]')}: "):
             await sessions.open(_poison(_listing_json(), path, value))
     st_ = await sessions.open(scenario)
-    with pytest.raises(UsageError, match=r"invalid buyer move: terms\.price: Value error, must be a finite number, got nan"):
+    with pytest.raises(
+        UsageError, match=r"invalid buyer move: terms\.price: Value error, must be a finite number, got nan"
+    ):
         await sessions.move(st_.id, {"action": "offer", "terms": _buyer_terms(math.nan)})
     assert (await sessions.get(st_.id)).turn == 0
 
@@ -186,6 +212,7 @@ def test_an_integer_too_large_for_a_float_is_an_invalid_offer_not_an_overflow(sc
 
 # --- properties ------------------------------------------------------------------------
 
+
 def _numeric_paths(node, prefix=()):
     """Every numeric leaf of a listing's JSON (limits, issue bounds, weights, values ...)."""
     if isinstance(node, dict):
@@ -203,16 +230,24 @@ LISTING_PATHS = list(_numeric_paths(_listing_json()))
 # are the non-finite and extreme numbers above.
 plausible = st.one_of(st.integers(450, 1050), st.floats(507, 1014))
 prices = st.one_of(plausible, plausible, numbers)
-limit_dicts = st.fixed_dictionaries({}, optional={
-    "minimum": st.fixed_dictionaries({"price": prices}),
-    "maximum": st.fixed_dictionaries({"price": prices}),
-    "min_utility": st.one_of(st.floats(0, 0.9), st.floats(0, 0.9), numbers),
-})
+limit_dicts = st.fixed_dictionaries(
+    {},
+    optional={
+        "minimum": st.fixed_dictionaries({"price": prices}),
+        "maximum": st.fixed_dictionaries({"price": prices}),
+        "min_utility": st.one_of(st.floats(0, 0.9), st.floats(0, 0.9), numbers),
+    },
+)
 listings = st.one_of(st.just([]), st.lists(st.tuples(st.sampled_from(LISTING_PATHS), numbers), max_size=2))
 # Buyer moves: offers at any number (mostly in range), accepting the seller's offer.
 buyer_moves = st.lists(
-    st.one_of(st.integers(507, 1014).map(lambda p: ("offer", p)), prices.map(lambda p: ("offer", p)), st.just(("accept", None))),
-    min_size=1, max_size=5,
+    st.one_of(
+        st.integers(507, 1014).map(lambda p: ("offer", p)),
+        prices.map(lambda p: ("offer", p)),
+        st.just(("accept", None)),
+    ),
+    min_size=1,
+    max_size=5,
 )
 
 
@@ -223,12 +258,22 @@ def _limits_of(listing_json: dict, limits: dict | None) -> tuple[Listing, HardLi
 
 def _assert_within(listing: Listing, limits: HardLimits, transcript: list[dict], agreement: dict | None) -> None:
     # The listing's own limits too: a NaN merged into them must not have weakened them.
-    offered = [m["action"]["terms"] for m in transcript if m["party"] == "seller" and m["action"]["action"] == "make_offer"]
+    offered = [
+        m["action"]["terms"] for m in transcript if m["party"] == "seller" and m["action"]["action"] == "make_offer"
+    ]
     for terms in offered + ([agreement] if agreement is not None else []):
-        assert limits.allows(terms, listing.seller) and listing.seller_limits.allows(terms, listing.seller), (terms, limits)
+        assert limits.allows(terms, listing.seller) and listing.seller_limits.allows(terms, listing.seller), (
+            terms,
+            limits,
+        )
 
 
-@given(edits=listings, limits=limit_dicts, moves=buyer_moves, seller=st.sampled_from(["scripted/hostile", "scripted/boulware"]))
+@given(
+    edits=listings,
+    limits=limit_dicts,
+    moves=buyer_moves,
+    seller=st.sampled_from(["scripted/hostile", "scripted/boulware"]),
+)
 @PROPERTY
 async def test_property_sessions_never_crash_and_never_deal_below_the_limits(edits, limits, moves, seller):
     listing_json = _listing_json()
@@ -244,8 +289,11 @@ async def test_property_sessions_never_crash_and_never_deal_below_the_limits(edi
     for kind, price in moves:
         if state.status != "open":
             break
-        move = {"action": "offer", "terms": {"price": price}} if kind == "offer" and state.buyer_offer else (
-            {"action": "offer", "terms": _buyer_terms(price)} if kind == "offer" else {"action": "accept"})
+        move = (
+            {"action": "offer", "terms": {"price": price}}
+            if kind == "offer" and state.buyer_offer
+            else ({"action": "offer", "terms": _buyer_terms(price)} if kind == "offer" else {"action": "accept"})
+        )
         try:
             state = await sessions.move(state.id, move)
         except UsageError:
@@ -287,14 +335,18 @@ def test_property_seller_agent_with_any_limits_stays_within_them(limits, price, 
 
 @pytest.fixture(scope="module")
 def shared_client(tmp_path_factory):
-    app = create_app(ServiceSettings(seller="scripted/hostile", store=str(tmp_path_factory.mktemp("svc") / "n.sqlite"), api_key=KEY))
+    app = create_app(
+        ServiceSettings(seller="scripted/hostile", store=str(tmp_path_factory.mktemp("svc") / "n.sqlite"), api_key=KEY)
+    )
     with TestClient(app, raise_server_exceptions=False) as c:
         yield c
 
 
 @given(edits=listings, limits=limit_dicts, moves=buyer_moves, generated=st.booleans())
 @settings(PROPERTY, max_examples=80)
-def test_property_the_http_service_answers_4xx_never_5xx_and_holds_the_limits(shared_client, edits, limits, moves, generated):
+def test_property_the_http_service_answers_4xx_never_5xx_and_holds_the_limits(
+    shared_client, edits, limits, moves, generated
+):
     c = shared_client
     listing_json = _listing_json()
     for path, value in edits:

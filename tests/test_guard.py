@@ -42,7 +42,9 @@ async def test_hostile_seller_model_never_crosses_the_floor(buyer):
     interventions = 0
     for seed in range(12):
         s = generate(seed)
-        ep = await run_negotiation(make_party("scripted/hostile", "seller"), make_party(f"rule/{buyer}", "buyer", seed=seed), s, seed)
+        ep = await run_negotiation(
+            make_party("scripted/hostile", "seller"), make_party(f"rule/{buyer}", "buyer", seed=seed), s, seed
+        )
         _seller_actions_respect_limits(ep)
         interventions += ep.metrics.guard_interventions
         floor = next(iter(s.seller_limits.minimum.values()))
@@ -71,8 +73,12 @@ async def test_user_limits_are_added_to_the_scenario_limits(seller_first):
     price = seller_first.issues[0]
     floor = price.snap(price.low + 0.8 * (price.high - price.low))
     low = {**seller_first.seller.ideal(seller_first.space), price.name: price.low}
-    agent = SellerAgent(ScriptedModel([json.dumps({"action": "make_offer", "message": "", "terms": low})]), strategy=None, mode="json",
-                        limits={"minimum": {price.name: floor}})
+    agent = SellerAgent(
+        ScriptedModel([json.dumps({"action": "make_offer", "message": "", "terms": low})]),
+        strategy=None,
+        mode="json",
+        limits={"minimum": {price.name: floor}},
+    )
     turn = await agent.respond(seller_first)
     assert turn.action.terms[price.name] >= floor
     assert turn.guard.kinds == ["offer_repaired"]
@@ -94,9 +100,12 @@ def test_messages_stating_private_numbers_are_rewritten(scenario, message, leaks
     floor = scenario.seller_limits.minimum["price"]
     r = scenario.seller.reservation
     offer = scenario.seller.ideal(scenario.space)
-    text = message.format(floor=f"{floor:g}", r=f"{r:.2f}", pct=round(r * 100), floor_comma=f"{floor:,.0f}",
-                          days=offer["delivery_days"])  # a harmless number the offer itself holds
-    view = PartyView.of(scenario, "seller", [PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space)))])
+    text = message.format(
+        floor=f"{floor:g}", r=f"{r:.2f}", pct=round(r * 100), floor_comma=f"{floor:,.0f}", days=offer["delivery_days"]
+    )  # a harmless number the offer itself holds
+    view = PartyView.of(
+        scenario, "seller", [PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space)))]
+    )
     new, intervention = Guard(view).check(MakeOffer(terms=offer, message=f"Thanks for coming by. {text}"))
     if leaks:
         assert intervention is not None and intervention.kinds == ["message_redacted"]
@@ -109,7 +118,9 @@ def test_messages_stating_private_numbers_are_rewritten(scenario, message, leaks
 def test_restating_the_own_offer_is_not_a_leak_unless_framed_as_the_floor(scenario):
     floor = scenario.seller_limits.minimum["price"]
     view = PartyView.of(scenario, "seller", [])
-    at_floor = scenario.seller_limits.repair({**scenario.seller.ideal(scenario.space), "price": floor}, scenario.seller, scenario.space)
+    at_floor = scenario.seller_limits.repair(
+        {**scenario.seller.ideal(scenario.space), "price": floor}, scenario.seller, scenario.space
+    )
     ok, i1 = Guard(view).check(MakeOffer(terms=at_floor, message=f"I can do {at_floor['price']:g}."))
     assert i1 is None
     bad, i2 = Guard(view).check(MakeOffer(terms=at_floor, message=f"{at_floor['price']:g} is my absolute minimum."))
@@ -121,9 +132,18 @@ def test_restating_the_own_offer_is_not_a_leak_unless_framed_as_the_floor(scenar
 @given(seed=st.integers(0, 10**6), x=st.floats(0, 1), k=st.integers(0, 5), accept=st.booleans())
 def test_guard_output_always_respects_the_limits(seed, x, k, accept):
     s = generate(seed)
-    terms = {i.name: i.snap(i.low + x * (i.high - i.low)) if isinstance(i, NumericIssue) else i.options[k % len(i.options)] for i in s.issues}
+    terms = {
+        i.name: i.snap(i.low + x * (i.high - i.low)) if isinstance(i, NumericIssue) else i.options[k % len(i.options)]
+        for i in s.issues
+    }
     moves = [PublicMove(party="buyer", action=MakeOffer(terms=terms))]
-    view = PartyView.of(s, "seller", moves if s.opener == "buyer" else [PublicMove(party="seller", action=MakeOffer(terms=s.seller.ideal(s.space))), *moves])
+    view = PartyView.of(
+        s,
+        "seller",
+        moves
+        if s.opener == "buyer"
+        else [PublicMove(party="seller", action=MakeOffer(terms=s.seller.ideal(s.space))), *moves],
+    )
     action = Accept() if accept else MakeOffer(terms=terms)
     new, _ = Guard(view).check(action)
     if isinstance(new, MakeOffer):
@@ -143,6 +163,11 @@ def test_a_message_the_checks_cannot_read_is_replaced_and_the_turn_kept(monkeypa
     monkeypatch.setattr(guard_module.Checker, "correct", broken)
     sc = generate(0)
     terms = sc.seller.ideal(sc.space)
-    new, intervention = Guard(PartyView.of(sc, "seller", [])).check(MakeOffer(terms=terms, message="Only 10,000.000.00 today!"))
+    new, intervention = Guard(PartyView.of(sc, "seller", [])).check(
+        MakeOffer(terms=terms, message="Only 10,000.000.00 today!")
+    )
     assert isinstance(new, MakeOffer) and new.terms == terms and new.message == "Here is my offer."
-    assert intervention.kinds == ["message_redacted"] and "could not be read (ValueError" in intervention.reasons["message"]
+    assert (
+        intervention.kinds == ["message_redacted"]
+        and "could not be read (ValueError" in intervention.reasons["message"]
+    )

@@ -40,16 +40,33 @@ def copy(tmp_path_factory) -> Path:
     "module, line, contract, culprit",
     [
         # a buyer reaching into the seller: siblings never import each other
-        ("negotiator/buyers/llm.py", "from ..agent.seller import SellerAgent", "domain <- actions/party",
-         "negotiator.buyers.llm -> negotiator.agent.seller"),
+        (
+            "negotiator/buyers/llm.py",
+            "from ..agent.seller import SellerAgent",
+            "domain <- actions/party",
+            "negotiator.buyers.llm -> negotiator.agent.seller",
+        ),
         # the domain importing upwards
-        ("negotiator/domain/seeds.py", "from ..runtime import run_negotiation", "domain <- actions/party",
-         "negotiator.domain.seeds -> negotiator.runtime"),
+        (
+            "negotiator/domain/seeds.py",
+            "from ..runtime import run_negotiation",
+            "domain <- actions/party",
+            "negotiator.domain.seeds -> negotiator.runtime",
+        ),
         # training reading evaluation's suites (the seed ranges are in the domain)
-        ("train/pool.py", "from evals.suites import get_suite", "domain <- actions/party", "train.pool -> evals.suites"),
+        (
+            "train/pool.py",
+            "from evals.suites import get_suite",
+            "domain <- actions/party",
+            "train.pool -> evals.suites",
+        ),
         # the package face, which loads every layer
-        ("negotiator/runtime/run.py", "from .. import __version__", "no module imports the package face",
-         "negotiator.runtime.run -> negotiator"),
+        (
+            "negotiator/runtime/run.py",
+            "from .. import __version__",
+            "no module imports the package face",
+            "negotiator.runtime.run -> negotiator",
+        ),
         # an import loop inside one package
         ("evals/formatting.py", "from .html import render_html", "no import loops", "No cycles are allowed in evals."),
     ],
@@ -73,7 +90,9 @@ def test_the_root_is_the_apps_api_and_simulation_has_its_own_face():
     import negotiator.sim
 
     assert len(negotiator.__all__) <= 20
-    assert {"SellerAgent", "Sessions", "Listing", "MoveConflict", "UnknownSession", "__version__"} <= set(negotiator.__all__)
+    assert {"SellerAgent", "Sessions", "Listing", "MoveConflict", "UnknownSession", "__version__"} <= set(
+        negotiator.__all__
+    )
     assert not {"generate", "run_negotiation", "make_party", "Episode"} & set(negotiator.__all__)
     missing = [n for n in negotiator.sim.__all__ if getattr(negotiator.sim, n, None) is None]
     assert not missing

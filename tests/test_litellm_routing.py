@@ -12,8 +12,6 @@ from negotiator.errors import RemoteRequestBlocked
 from negotiator.testing import FakeOpenAIServer, FakeReply
 
 
-
-
 async def test_seller_drives_any_openai_compatible_base_url(seller_first):
     terms = seller_first.seller.ideal(seller_first.space)
     answer = json.dumps({"action": "make_offer", "message": "Welcome!", "terms": terms})
@@ -43,22 +41,40 @@ async def test_tool_mode_through_litellm(seller_first):
 
 async def test_provider_http_errors_are_retried_then_recorded(seller_first, fast_retry):
     terms = seller_first.seller.ideal(seller_first.space)
-    answers = [FakeReply(status=503), FakeReply(status=429), json.dumps({"action": "make_offer", "message": "", "terms": terms})]
+    answers = [
+        FakeReply(status=503),
+        FakeReply(status=429),
+        json.dumps({"action": "make_offer", "message": "", "terms": terms}),
+    ]
     with FakeOpenAIServer(lambda req: answers.pop(0)) as srv:
-        turn = await SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry, strategy=None).respond(seller_first)
+        turn = await SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry, strategy=None).respond(
+            seller_first
+        )
         assert turn.action.terms == terms and len(srv.requests) == 3
     with FakeOpenAIServer(lambda req: FakeReply(status=500)) as srv:
-        ep = await run_negotiation(SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry), make_party("rule/linear", "buyer"), seller_first)
+        ep = await run_negotiation(
+            SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry),
+            make_party("rule/linear", "buyer"),
+            seller_first,
+        )
         assert ep.outcome.ended_by == "error" and ep.error.transient and len(srv.requests) == 4
     with FakeOpenAIServer(lambda req: FakeReply(status=400)) as srv:
-        ep = await run_negotiation(SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry), make_party("rule/linear", "buyer"), seller_first)
+        ep = await run_negotiation(
+            SellerAgent("hosted_vllm/m", base_url=srv.base_url, retry=fast_retry),
+            make_party("rule/linear", "buyer"),
+            seller_first,
+        )
         assert ep.outcome.ended_by == "error" and not ep.error.transient and len(srv.requests) == 1
 
 
 async def test_llm_buyer_through_litellm(scenario):
     buyer_terms = scenario.buyer.ideal(scenario.space)
-    with FakeOpenAIServer(lambda req: json.dumps({"action": "make_offer", "message": "Too pricey.", "terms": buyer_terms})) as srv:
-        buyer = make_party("hosted_vllm/buyer-model", "buyer", base_url=srv.base_url, instructions="You are a budget-bound student.")
+    with FakeOpenAIServer(
+        lambda req: json.dumps({"action": "make_offer", "message": "Too pricey.", "terms": buyer_terms})
+    ) as srv:
+        buyer = make_party(
+            "hosted_vllm/buyer-model", "buyer", base_url=srv.base_url, instructions="You are a budget-bound student."
+        )
         ep = await run_negotiation(make_party("rule/boulware", "seller"), buyer, scenario)
     assert ep.buyer.spec == "hosted_vllm/buyer-model"
     assert ep.turns[0].action.terms == buyer_terms

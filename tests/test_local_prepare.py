@@ -54,7 +54,9 @@ def test_prepare_is_idempotent(home):
 
     tok = AutoTokenizer.from_pretrained(str(folder))
     text = tok.apply_chat_template(
-        [{"role": "system", "content": "RULES"}, {"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True
+        [{"role": "system", "content": "RULES"}, {"role": "user", "content": "hi"}],
+        tokenize=False,
+        add_generation_prompt=True,
     )
     assert text == "<bos><start_of_turn>user\nRULES\n\nhi<end_of_turn>\n<start_of_turn>model\n"
 
@@ -72,7 +74,10 @@ _PREPARE_SCRIPT = textwrap.dedent(
 
 def test_two_processes_preparing_at_once_build_once(home):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
-    procs = [subprocess.Popen([sys.executable, "-c", _PREPARE_SCRIPT], env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _PREPARE_SCRIPT], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=180)[0].strip().splitlines()[-1] for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     verdicts = sorted(o.split()[0] for o in outs)
@@ -182,7 +187,9 @@ def test_a_kept_adapter_folder_serves_with_the_strategy_it_trained_with(home, tm
 
 def test_models_cli(home):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
-    run = lambda *args: subprocess.run([sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180)  # noqa: E731
+    run = lambda *args: subprocess.run(
+        [sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180
+    )  # noqa: E731
     r = run("prepare", TINY)
     assert r.returncode == 0 and f"{TINY} is ready" in r.stdout, r.stderr
     r = run("list")
@@ -207,7 +214,10 @@ def test_preparing_a_shipped_seller_prepares_the_model_it_is_served_on(home, mon
     monkeypatch.setitem(shipped.SELLERS, "tiny-seller", shipped.ShippedSeller(TINY, "a seller on the tiny model"))
     r = CliRunner().invoke(app, ["models", "prepare", "tiny-seller"])
     assert r.exit_code == 0, r.output
-    assert f"preparing the model it is served on, {TINY}" in r.output and prep.problem(home / "models" / TINY, prep.RECIPES[TINY]) is None
+    assert (
+        f"preparing the model it is served on, {TINY}" in r.output
+        and prep.problem(home / "models" / TINY, prep.RECIPES[TINY]) is None
+    )
 
 
 @pytest.mark.slow
@@ -225,7 +235,9 @@ def test_real_gguf_converts_to_a_loadable_folder(home):
     model = AutoModelForCausalLM.from_pretrained(str(folder), dtype="auto")
     assert model.dtype == torch.bfloat16 and model.config.model_type.startswith("gemma3")
     assert tok.convert_tokens_to_ids("<end_of_turn>") in model.generation_config.eos_token_id
-    ids = tok.apply_chat_template([{"role": "user", "content": "Say hi."}], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    ids = tok.apply_chat_template(
+        [{"role": "user", "content": "Say hi."}], add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )
     out = model.generate(**ids, max_new_tokens=5, do_sample=False)
     assert out.shape[1] > ids["input_ids"].shape[1]
 
@@ -244,9 +256,14 @@ def test_a_training_run_plays_the_strategy_it_trained_with(tmp_path):
     assert split_spec(f"local/{run}") == (f"local/{run}", {"strategy": "boulware", "candidates": "3"})
     assert SellerAgent(f"local/{run}").strategy.candidates == 3  # no server starts until the first turn
     assert "plays the strategy it trained with, boulware?candidates=3" in resolve_target(str(run)).note
-    assert split_spec(f"local/{run}?candidates=2")[1] == {"strategy": "boulware", "candidates": "2"}  # the spec's setting wins
+    assert split_spec(f"local/{run}?candidates=2")[1] == {
+        "strategy": "boulware",
+        "candidates": "2",
+    }  # the spec's setting wins
     assert split_spec(f"local/{run}/merged?strategy=none")[1] == {"strategy": "none"}
-    (run / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "lr": 6e-4}))  # before --strategy existed
+    (run / "config.json").write_text(
+        json.dumps({"base": "local/gemma-3-270m", "lr": 6e-4})
+    )  # before --strategy existed
     assert split_spec(f"local/{run}")[1] == {"strategy": "none"}
     # anything that is not a training run keeps the seller's default strategy
     assert trained_strategy(str(run / "merged" / "config.json")) is None and split_spec("local/gemma-3-270m")[1] == {}

@@ -109,7 +109,10 @@ def test_server_dies_with_its_parent(home, sig):
     # A shell that starts pytest in the background hands it SIGINT ignored; the parent must get
     # Ctrl-C as a terminal would deliver it.
     parent = subprocess.Popen(
-        [sys.executable, "-c", _PARENT], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, "-c", _PARENT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
@@ -165,7 +168,9 @@ async def test_local_seller_sends_what_a_vllm_host_receives(home, seller_first):
     req = fake.requests[0]
     assert req["model"] == "tiny-random-gemma"
     assert req["response_format"]["type"] == "json_schema"
-    assert req["response_format"]["json_schema"]["schema"] == action_json_schema(seller_first.space, ("make_offer", "walk_away"))
+    assert req["response_format"]["json_schema"]["schema"] == action_json_schema(
+        seller_first.space, ("make_offer", "walk_away")
+    )
     assert "tools" not in req
     assert running_servers() == []  # nothing was started
 
@@ -191,8 +196,13 @@ def test_constrained_decoding_yields_schema_valid_actions(server):
 
     def ask(sc, constrained: bool, i: int):
         schema = action_json_schema(sc.space, ("make_offer", "walk_away"))
-        body = {"model": "tiny-random-gemma", "messages": render_messages(_view(sc)), "max_tokens": 160,
-                "temperature": 1.0, "seed": i}
+        body = {
+            "model": "tiny-random-gemma",
+            "messages": render_messages(_view(sc)),
+            "max_tokens": 160,
+            "temperature": 1.0,
+            "seed": i,
+        }
         if constrained:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "action", "schema": schema}}
         r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=120)
@@ -230,14 +240,22 @@ def test_usage_counts_real_tokens(server):
     from transformers import AutoTokenizer
 
     msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Offer a price."}]
-    r = httpx.post(f"{server.base_url}/chat/completions", json={"messages": msgs, "max_tokens": 7, "temperature": 0}, timeout=60).json()
+    r = httpx.post(
+        f"{server.base_url}/chat/completions", json={"messages": msgs, "max_tokens": 7, "temperature": 0}, timeout=60
+    ).json()
     tok = AutoTokenizer.from_pretrained(os.path.join(os.environ["NEGOTIATOR_HOME"], "models", "tiny-random-gemma"))
-    expected = len(tok(tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True), add_special_tokens=False)["input_ids"])
+    expected = len(
+        tok(tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True), add_special_tokens=False)[
+            "input_ids"
+        ]
+    )
     assert r["usage"]["prompt_tokens"] == expected
     assert 1 <= r["usage"]["completion_tokens"] <= 7
     assert r["choices"][0]["finish_reason"] in ("stop", "length")
     # greedy is deterministic
-    r2 = httpx.post(f"{server.base_url}/chat/completions", json={"messages": msgs, "max_tokens": 7, "temperature": 0}, timeout=60).json()
+    r2 = httpx.post(
+        f"{server.base_url}/chat/completions", json={"messages": msgs, "max_tokens": 7, "temperature": 0}, timeout=60
+    ).json()
     assert r2["choices"][0]["message"]["content"] == r["choices"][0]["message"]["content"]
 
 
@@ -246,7 +264,14 @@ def test_usage_counts_real_tokens(server):
     [
         ({"messages": [{"role": "user", "content": "x"}], "stream": True}, 400, "streaming"),
         ({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]}, 400, "tool"),
-        ({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {}}}, 400, "schema"),
+        (
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "response_format": {"type": "json_schema", "json_schema": {}},
+            },
+            400,
+            "schema",
+        ),
         ({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}, 400, "alternate"),
         ({"messages": []}, 400, "messages"),
     ],
@@ -262,7 +287,19 @@ def test_bad_requests_get_clear_400s(server, body, status, words):
 
 def test_eval_cli_runs_a_local_seller_and_stops_its_server(home, tmp_path):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
-    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", TINY, "--limit", "2", "--quiet", "--out", str(tmp_path / "run")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--seller",
+        TINY,
+        "--limit",
+        "2",
+        "--quiet",
+        "--out",
+        str(tmp_path / "run"),
+    ]
     before = _servers_of(home)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -275,7 +312,9 @@ def test_eval_cli_runs_a_local_seller_and_stops_its_server(home, tmp_path):
 
 
 def _servers_of(home) -> set[int]:
-    found = subprocess.run(["pgrep", "-f", f"negotiator.models.local.server {home}"], capture_output=True, text=True).stdout
+    found = subprocess.run(
+        ["pgrep", "-f", f"negotiator.models.local.server {home}"], capture_output=True, text=True
+    ).stdout
     return {int(p) for p in found.split() if _alive(int(p))}
 
 
@@ -299,7 +338,9 @@ def test_lora_adapter_folder_is_served_through_local_path(home, server, tmp_path
     assert (folder / "adapter_config.json").is_file() and not (folder / "config.json").exists()
     msgs = [{"role": "user", "content": "Make an offer for the sofa."}]
     body = {"messages": msgs, "max_tokens": 12, "temperature": 0}
-    base_text = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()["choices"][0]["message"]["content"]
+    base_text = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=60).json()["choices"][0][
+        "message"
+    ]["content"]
 
     async def adapter_answer():
         model = local_model(f"local/{folder}")
@@ -321,14 +362,23 @@ def test_lora_adapter_folder_is_served_through_local_path(home, server, tmp_path
 
 def test_serve_local_runs_in_the_foreground_until_ctrl_c(home):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "negotiator", "serve-local", TINY, "--port", "0"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "negotiator", "serve-local", TINY, "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         assert "serving tiny-random-gemma" in line, line
         url = line.split(" at ")[1].split()[0]
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-        r = httpx.post(f"{url}/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3}, timeout=60)
+        r = httpx.post(
+            f"{url}/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3},
+            timeout=60,
+        )
         assert r.status_code == 200 and r.json()["usage"]["completion_tokens"] >= 1
         proc.send_signal(signal.SIGINT)
         assert proc.wait(15) is not None

@@ -23,8 +23,12 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
     for package in ("negotiator", "evals", "train"):
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("dist")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(src), "-w", str(out)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", str(src), "-w", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     (path,) = out.glob("*.whl")
     return zipfile.ZipFile(path)
@@ -43,7 +47,10 @@ def test_the_distribution_is_negotiator_sdk_and_never_depends_on_the_unrelated_n
     names = {r.split(";")[0].split("[")[0].split("=")[0].split(">")[0].split("<")[0].strip().lower() for r in requires}
     assert "negotiator" not in names
     self_refs = sorted(r for r in requires if r.startswith("negotiator-sdk"))
-    assert self_refs == ['negotiator-sdk[evals,postgres,serve,train]; extra == "dev"', 'negotiator-sdk[local]; extra == "train"']
+    assert self_refs == [
+        'negotiator-sdk[evals,postgres,serve,train]; extra == "dev"',
+        'negotiator-sdk[local]; extra == "train"',
+    ]
     assert set(meta.get_all("Provides-Extra")) >= {"local", "train", "evals", "serve", "postgres", "vllm", "dev"}
     # torch only in the local extra (and through it, train): the base install is torch-free
     torch = [r for r in requires if r.startswith("torch")]
@@ -61,4 +68,7 @@ def test_the_wheel_ships_the_trained_seller_with_its_manifest(wheel):
     folder = "negotiator/models/local/shipped/gemma-3-270m-seller/"
     shipped = {n.removeprefix(folder) for n in wheel.namelist() if n.startswith(folder)}
     assert shipped >= {"adapter_config.json", "adapter_model.safetensors", "manifest.json", "config.json", "README.md"}
-    assert wheel.getinfo(folder + "adapter_model.safetensors").file_size == (ROOT / folder / "adapter_model.safetensors").stat().st_size
+    assert (
+        wheel.getinfo(folder + "adapter_model.safetensors").file_size
+        == (ROOT / folder / "adapter_model.safetensors").stat().st_size
+    )

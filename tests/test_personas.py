@@ -25,8 +25,16 @@ def test_twelve_personas_each_with_style_tactic_and_a_utility_change():
         assert p.style and p.title
         make_party(p.rule_spec, "buyer")  # a valid rule tactic
         assert p.emphasis or p.reservation_shift or p.name == "friendly_haggler"
-    assert {"budget_student", "procurement_officer", "impatient", "friendly_haggler", "aggressive_anchorer",
-            "walkaway_threatener", "bundle_seeker", "quality_first"} <= set(PERSONAS)
+    assert {
+        "budget_student",
+        "procurement_officer",
+        "impatient",
+        "friendly_haggler",
+        "aggressive_anchorer",
+        "walkaway_threatener",
+        "bundle_seeker",
+        "quality_first",
+    } <= set(PERSONAS)
 
 
 def test_a_persona_changes_the_buyers_utility_and_reservation_not_the_sellers():
@@ -36,7 +44,9 @@ def test_a_persona_changes_the_buyers_utility_and_reservation_not_the_sellers():
     quality = persona_scenario(base, "quality_first")
     shopper = persona_scenario(base, "comparison_shopper")
     assert student.id == f"{base.id}~budget_student"
-    assert student.seller == base.seller and student.seller_limits == base.seller_limits and student.issues == base.issues
+    assert (
+        student.seller == base.seller and student.seller_limits == base.seller_limits and student.issues == base.issues
+    )
     assert student.buyer.weights[k] > base.buyer.weights[k] > quality.buyer.weights[k]
     assert quality.buyer.weights["warranty_months"] > base.buyer.weights["warranty_months"]
     assert abs(sum(student.buyer.weights.values()) - 1) < 1e-9
@@ -60,10 +70,21 @@ async def test_rule_persona_buyer_plays_the_personas_own_tactic():
     jobs = {j.persona: j for j in plan(suite, "rule/boulware", ["rule/persona"], limit=12)}
     impatient, anchorer = jobs["impatient"], jobs["aggressive_anchorer"]
     b1, b2 = make_buyer(impatient, RunOptions()), make_buyer(anchorer, RunOptions())
-    assert (b1.tactic, b1.strategy.schedule.exponent) == ("conceder", 4.0) and (b2.tactic, b2.strategy.schedule.exponent) == ("boulware", 0.12)
+    assert (b1.tactic, b1.strategy.schedule.exponent) == ("conceder", 4.0) and (
+        b2.tactic,
+        b2.strategy.schedule.exponent,
+    ) == ("boulware", 0.12)
     assert b1.spec == b2.spec == "rule/persona"
-    ep1 = await run_negotiation(make_party("rule/boulware", "seller"), b1, impatient.scenario, labels=impatient.labels, persona=impatient.persona)
-    ep2 = await run_negotiation(make_party("rule/boulware", "seller"), b2, anchorer.scenario, labels=anchorer.labels, persona=anchorer.persona)
+    ep1 = await run_negotiation(
+        make_party("rule/boulware", "seller"),
+        b1,
+        impatient.scenario,
+        labels=impatient.labels,
+        persona=impatient.persona,
+    )
+    ep2 = await run_negotiation(
+        make_party("rule/boulware", "seller"), b2, anchorer.scenario, labels=anchorer.labels, persona=anchorer.persona
+    )
     assert ep1.buyer.persona == "impatient" and ep1.buyer.spec == "rule/persona"
     # The conceder gives ground faster: a deal sooner, and better for the seller.
     assert ep1.metrics.rounds < ep2.metrics.rounds
@@ -84,7 +105,9 @@ async def test_llm_buyer_gets_the_persona_style_and_the_persona_utility_through_
     job = next(j for j in plan(suite, "rule/boulware", ["hosted_vllm/fake"], limit=12) if j.persona == "budget_student")
     with FakeOpenAIServer(handler) as server:
         buyer = make_buyer(job, RunOptions(buyer_base_url=server.base_url))
-        ep = await run_negotiation(make_party("rule/boulware", "seller"), buyer, job.scenario, labels=job.labels, persona=job.persona)
+        ep = await run_negotiation(
+            make_party("rule/boulware", "seller"), buyer, job.scenario, labels=job.labels, persona=job.persona
+        )
     style = PERSONAS["budget_student"].style
     assert seen and all(style in s for s in seen)
     k = price_key(job.scenario)

@@ -18,8 +18,14 @@ PROMPT = "\r\n> "
 
 
 def play(*args, env: dict | None = None, timeout: float = 60):
-    child = pexpect.spawn(sys.executable, ["-m", "negotiator", "play", *args], env={**ENV, **(env or {})},
-                          encoding="utf-8", timeout=timeout, dimensions=(60, 200))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "negotiator", "play", *args],
+        env={**ENV, **(env or {})},
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(60, 200),
+    )
     return child
 
 
@@ -35,8 +41,14 @@ def test_the_help_example_is_a_valid_offer_in_every_template():
             line = example_offer(s, s.buyer)
             terms = dict(kv.split("=", 1) for kv in line.split()[1:])
             assert list(terms) == s.space.names, line
-            typed = {k: (s.space.issue(k).snap(float(v)) if s.space.issue(k).kind == "numeric" else
-                         next(o for o in s.space.issue(k).options if str(o) == v)) for k, v in terms.items()}
+            typed = {
+                k: (
+                    s.space.issue(k).snap(float(v))
+                    if s.space.issue(k).kind == "numeric"
+                    else next(o for o in s.space.issue(k).options if str(o) == v)
+                )
+                for k, v in terms.items()
+            }
             s.space.validate_offer(typed)
 
 
@@ -117,7 +129,9 @@ def test_an_offer_worth_more_than_walking_away_is_accepted_without_asking():
 
 @pytest.mark.slow
 def test_a_local_seller_says_it_is_starting(tiny_home):
-    child = play("--seller", "local/tiny-random-gemma", "--scenario", "0", env={"NEGOTIATOR_HOME": str(tiny_home)}, timeout=300)
+    child = play(
+        "--seller", "local/tiny-random-gemma", "--scenario", "0", env={"NEGOTIATOR_HOME": str(tiny_home)}, timeout=300
+    )
     child.expect("starting the local model local/tiny-random-gemma")
     child.expect("the seller is ready")
     child.expect(PROMPT)

@@ -30,11 +30,28 @@ def plugin_dir(tmp_path_factory) -> Path:
     """tests/plugins installed by pip into a folder of its own (its .dist-info carries the entry points)."""
     target = tmp_path_factory.mktemp("site")
     build = tmp_path_factory.mktemp("build")
-    source = shutil.copytree(PLUGIN_SRC, build / "src", ignore=shutil.ignore_patterns("build", "*.egg-info"))  # setuptools writes beside it
+    source = shutil.copytree(
+        PLUGIN_SRC, build / "src", ignore=shutil.ignore_patterns("build", "*.egg-info")
+    )  # setuptools writes beside it
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(target), str(source)],
-        capture_output=True, text=True, timeout=300, cwd=build, env={**os.environ, "PIP_NO_CACHE_DIR": "1"},
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=build,
+        env={**os.environ, "PIP_NO_CACHE_DIR": "1"},
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert list(target.glob("aspiration_parties-*.dist-info/entry_points.txt"))
@@ -75,7 +92,11 @@ def test_registered_names_come_from_the_installed_distributions_entry_points(on_
         ("aspiration/buyer?colour=red", "buyer", "its factory does not take (role=..., seed=..., colour=...)"),
         ("json:loads", "buyer", "its factory does not take"),
         ("os:getcwd", "buyer", "its factory does not take"),
-        ("aspiration/buyerr", "buyer", "'aspiration' is not a LiteLLM provider, and no installed package registers 'aspiration/buyerr'"),
+        (
+            "aspiration/buyerr",
+            "buyer",
+            "'aspiration' is not a LiteLLM provider, and no installed package registers 'aspiration/buyerr'",
+        ),
     ],
 )
 def test_a_broken_plugin_fails_before_any_negotiation_with_a_message_that_says_what(on_path, spec, role, says):
@@ -85,7 +106,9 @@ def test_a_broken_plugin_fails_before_any_negotiation_with_a_message_that_says_w
 
 
 def test_an_unknown_registered_name_lists_the_installed_ones(on_path):
-    with pytest.raises(UsageError, match=r"entry points negotiator\.parties: aspiration/buyer, aspiration/fixed-seller"):
+    with pytest.raises(
+        UsageError, match=r"entry points negotiator\.parties: aspiration/buyer, aspiration/fixed-seller"
+    ):
         check_spec("aspiration/typo", "buyer")
 
 
@@ -93,13 +116,19 @@ async def test_on_end_gets_the_outcome_and_the_view_names_the_negotiation(on_pat
     log = tmp_path / "ends.jsonl"
     monkeypatch.setenv("ASPIRATION_LOG", str(log))
     scenario = generate(3, "furniture")
-    buyer, seller = make_party("aspiration/buyer", "buyer"), make_party("aspiration_parties:fixed_seller?floor=0.55", "seller")
+    buyer, seller = (
+        make_party("aspiration/buyer", "buyer"),
+        make_party("aspiration_parties:fixed_seller?floor=0.55", "seller"),
+    )
     assert buyer.spec == "aspiration/buyer" and buyer.family == "aspiration"
     ep = await run_negotiation(seller, buyer, scenario, episode_id_="neg-1")
     assert ep.error is None and ep.seller.spec == "aspiration_parties:fixed_seller?floor=0.55"
     ends = [json.loads(line) for line in log.read_text().splitlines()]
     assert sorted(e["role"] for e in ends) == ["buyer", "seller"]
-    assert all(e["negotiation_id"] == "neg-1" and e["deal"] == ep.outcome.deal and e["ended_by"] == ep.outcome.ended_by for e in ends)
+    assert all(
+        e["negotiation_id"] == "neg-1" and e["deal"] == ep.outcome.deal and e["ended_by"] == ep.outcome.ended_by
+        for e in ends
+    )
 
 
 async def test_a_failing_on_end_is_kept_on_the_episode_and_a_bad_act_is_an_error_episode():
@@ -125,24 +154,46 @@ async def test_a_failing_on_end_is_kept_on_the_episode_and_a_bad_act_is_an_error
     from negotiator.plugins import PluginParty
 
     scenario = generate(1, "furniture")
-    ep = await run_negotiation(make_party("rule/boulware", "seller"), PluginParty(Grumpy(False), "grumpy", "buyer"), scenario)
+    ep = await run_negotiation(
+        make_party("rule/boulware", "seller"), PluginParty(Grumpy(False), "grumpy", "buyer"), scenario
+    )
     assert ep.error is None and ep.outcome.ended_by in ("accept", "deadline", "walk_away")
     assert ep.labels["on_end_error"] == {"buyer": "RuntimeError: books closed"}
-    bad = await run_negotiation(make_party("rule/boulware", "seller"), PluginParty(Grumpy(True), "grumpy", "buyer"), scenario)
-    assert bad.outcome.ended_by == "error" and "act() returned str; return a TurnRecord or an action" in bad.error.message
+    bad = await run_negotiation(
+        make_party("rule/boulware", "seller"), PluginParty(Grumpy(True), "grumpy", "buyer"), scenario
+    )
+    assert (
+        bad.outcome.ended_by == "error" and "act() returned str; return a TurnRecord or an action" in bad.error.message
+    )
 
 
 def cli(plugin_dir: Path, *args: str, cwd: Path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, timeout=600,
-                          cwd=cwd, env=env_with(plugin_dir, **env))
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+        env=env_with(plugin_dir, **env),
+    )
 
 
 def test_plugin_parties_run_through_eval_resume_and_report(plugin_dir, tmp_path):
     """An entry-point buyer against a module:factory seller: 6 negotiations logged; two lost
     lines are played again by --resume to the very same outcomes; the report reads the run."""
     out, ends = tmp_path / "run", tmp_path / "ends.jsonl"
-    args = ("eval", "--suite", "quick", "--buyer", "aspiration/buyer", "--seller", "aspiration_parties:fixed_seller?floor=0.55",
-            "--out", str(out), "--quiet")
+    args = (
+        "eval",
+        "--suite",
+        "quick",
+        "--buyer",
+        "aspiration/buyer",
+        "--seller",
+        "aspiration_parties:fixed_seller?floor=0.55",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     r = cli(plugin_dir, *args, cwd=tmp_path, ASPIRATION_LOG=str(ends))
     assert r.returncode == 0, r.stdout + r.stderr
     first = {e.episode_id: e for e in read_episodes(out / "episodes.jsonl")}
@@ -150,7 +201,9 @@ def test_plugin_parties_run_through_eval_resume_and_report(plugin_dir, tmp_path)
     assert {e.buyer.spec for e in first.values()} == {"aspiration/buyer"}
     assert {e.outcome.ended_by for e in first.values()} <= {"accept", "walk_away", "deadline"}
     ended = [json.loads(line) for line in ends.read_text().splitlines()]
-    assert sorted(e["negotiation_id"] for e in ended if e["role"] == "buyer") == sorted(first)  # on_end once per negotiation
+    assert sorted(e["negotiation_id"] for e in ended if e["role"] == "buyer") == sorted(
+        first
+    )  # on_end once per negotiation
 
     lines = (out / "episodes.jsonl").read_text().splitlines()
     (out / "episodes.jsonl").write_text("\n".join(lines[:4]) + "\n")  # a crash lost the last two
@@ -168,8 +221,20 @@ def test_plugin_parties_run_through_eval_resume_and_report(plugin_dir, tmp_path)
 
 
 def test_an_unknown_party_name_is_a_usage_error_from_the_cli(plugin_dir, tmp_path):
-    r = cli(plugin_dir, "eval", "--suite", "quick", "--buyer", "aspiration/buyerr", "--seller", "rule/boulware", "--out",
-            str(tmp_path / "x"), "--quiet", cwd=tmp_path)
+    r = cli(
+        plugin_dir,
+        "eval",
+        "--suite",
+        "quick",
+        "--buyer",
+        "aspiration/buyerr",
+        "--seller",
+        "rule/boulware",
+        "--out",
+        str(tmp_path / "x"),
+        "--quiet",
+        cwd=tmp_path,
+    )
     assert r.returncode == 2, r.stdout + r.stderr
     assert "no installed package registers 'aspiration/buyerr'" in re.sub(r"\s+", " ", r.stdout + r.stderr)
     assert not (tmp_path / "x" / "episodes.jsonl").exists()
@@ -187,21 +252,34 @@ def test_the_write_your_own_buyer_example_runs_as_written(tmp_path):
     for line in bash[0].strip().splitlines():
         args = line.split()
         assert args[0] == "negotiator"
-        r = subprocess.run([negotiator, *args[1:]], capture_output=True, text=True, timeout=600, cwd=tmp_path,
-                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+        r = subprocess.run(
+            [negotiator, *args[1:]],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=tmp_path,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         assert r.returncode == 0, line + "\n" + r.stdout + r.stderr
     episodes = read_episodes(tmp_path / "runs" / "my-buyer" / "episodes.jsonl")
     assert len(episodes) == 6 and all(e.error is None and e.buyer.spec == "my_buyer:LinearBuyer" for e in episodes)
     ends = [json.loads(line) for line in (tmp_path / "my_buyer_outcomes.jsonl").read_text().splitlines()]
     assert sorted(e["negotiation"] for e in ends) == sorted(e.episode_id for e in episodes)
     assert [e["deal"] for e in sorted(ends, key=lambda e: e["negotiation"])] == [
-        e.outcome.deal for e in sorted(episodes, key=lambda e: e.episode_id)]
+        e.outcome.deal for e in sorted(episodes, key=lambda e: e.episode_id)
+    ]
 
     shown = subprocess.run([sys.executable, "-c", python[1]], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[:7] == [
-        "['price', 'warranty_months', 'inspection', 'financing']", "[0, 3, 6, 12]", "353", "[17550, 17600, 17650]",
-        "20000", "12", "cash"]  # what the comments in the example say
+        "['price', 'warranty_months', 'inspection', 'financing']",
+        "[0, 3, 6, 12]",
+        "353",
+        "[17550, 17600, 17650]",
+        "20000",
+        "12",
+        "cash",
+    ]  # what the comments in the example say
 
 
 # --- OutcomeSpace helpers ---------------------------------------------------------------
@@ -221,11 +299,15 @@ def test_outcome_space_lists_an_issues_values_and_normalises_onto_them():
     for bad in (float("nan"), float("inf"), "cheap", True):
         with pytest.raises(InvalidOffer, match="price: must be a number"):
             space.normalise("price", bad)
-    with pytest.raises(InvalidOffer, match=r"financing: 'lease' is not an allowed option; choose one of 'cash', 'dealer_financing'"):
+    with pytest.raises(
+        InvalidOffer, match=r"financing: 'lease' is not an allowed option; choose one of 'cash', 'dealer_financing'"
+    ):
         space.normalise("financing", "lease")
     with pytest.raises(InvalidOffer, match="colour: unknown issue"):
         space.values("colour")
-    terms = space.normalise_offer({"financing": "CASH", "price": 20024.9, "warranty_months": 3.0, "inspection": "as_is"})
+    terms = space.normalise_offer(
+        {"financing": "CASH", "price": 20024.9, "warranty_months": 3.0, "inspection": "as_is"}
+    )
     assert terms == {"price": 20000, "warranty_months": 3, "inspection": "as_is", "financing": "cash"}
     assert space.problems(terms) == {} and list(terms) == space.names
     with pytest.raises(InvalidOffer) as e:

@@ -51,8 +51,10 @@ def tiny(tmp_path_factory):
 
 
 def _turns(decoder):
-    first = [{"role": "system", "content": "You sell a standing desk. " * 8},
-             {"role": "user", "content": "Would you take 700 for it?"}]
+    first = [
+        {"role": "system", "content": "You sell a standing desk. " * 8},
+        {"role": "user", "content": "Would you take 700 for it?"},
+    ]
     answer = decoder.generate([Request(decoder.prompt_ids(first), 12, Sampling(0.0))])[0]
     second = [*first, {"role": "assistant", "content": answer.text}, {"role": "user", "content": "And 750, delivered?"}]
     return decoder.prompt_ids(first), decoder.prompt_ids(second)

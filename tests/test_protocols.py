@@ -84,7 +84,9 @@ async def test_an_llm_buyer_negotiates_with_the_served_seller_over_the_protocol(
     scenario = generate(1)  # the seller opens: the buyer's first move may accept
     url = f"{protocol}+{served.base_url}" + ("/mcp" if protocol == "mcp" else "")
     with FakeOpenAIServer(llm_buyer(action)) as llm:
-        buyer = make_party("hosted_vllm/fake", "buyer", base_url=llm.base_url, instructions="A careful procurement officer.")
+        buyer = make_party(
+            "hosted_vllm/fake", "buyer", base_url=llm.base_url, instructions="A careful procurement officer."
+        )
         seller, relayed = remote_parties(url, buyer, scenario)
         try:
             ep = await run_negotiation(seller, relayed, scenario)
@@ -109,7 +111,11 @@ async def test_an_llm_buyer_negotiates_with_the_served_seller_over_the_protocol(
 
 
 async def test_mcp_refuses_a_wrong_key_and_a_token_of_another_negotiation(served):
-    r = httpx.post(f"{served.base_url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=_bearer("wrong-key-0123456789"))
+    r = httpx.post(
+        f"{served.base_url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers=_bearer("wrong-key-0123456789"),
+    )
     assert r.status_code == 401 and r.json()["error"] == "unauthorized"  # before the body is read, as on /v1
     with pytest.raises(Exception):
         async with MCP(served.base_url, "wrong-key-0123456789") as c:
@@ -121,7 +127,11 @@ async def test_mcp_refuses_a_wrong_key_and_a_token_of_another_negotiation(served
         mine = await c.call("get_negotiation")  # a token names its negotiation
         assert not mine.is_error and mine.structured_content["id"] == a["id"]
         other = await c.call("get_negotiation", negotiation_id=b["id"])
-        assert other.is_error and "forbidden: this session token reads and moves only the negotiation it was issued for" in other.content[0].text
+        assert (
+            other.is_error
+            and "forbidden: this session token reads and moves only the negotiation it was issued for"
+            in other.content[0].text
+        )
         opened = await c.call("open_negotiation", seed=0)
         assert opened.is_error and "forbidden: opening a negotiation needs the API key" in opened.content[0].text
 
@@ -129,12 +139,22 @@ async def test_mcp_refuses_a_wrong_key_and_a_token_of_another_negotiation(served
 async def test_mcp_tools_carry_the_rest_models_and_errors(served):
     async with MCP(served.base_url, KEY) as c:
         tools = {t.name: t for t in (await c._client.list_tools()).tools}
-        assert set(tools) == {"list_listings", "open_negotiation", "get_negotiation", "make_offer", "accept", "walk_away"}
+        assert set(tools) == {
+            "list_listings",
+            "open_negotiation",
+            "get_negotiation",
+            "make_offer",
+            "accept",
+            "walk_away",
+        }
         assert "agreement_record" in tools["accept"].output_schema["properties"]
         assert "token" in tools["open_negotiation"].output_schema["properties"]
         listings = (await c.call("list_listings")).structured_content["listings"]
         assert {x["listing_id"] for x in listings} >= {"furniture-0", "saas_seats-0"}
-        assert all(not {"reservation", "weights", "seller_limits"} & set(json.dumps(x).replace('"', " ").split()) for x in listings)
+        assert all(
+            not {"reservation", "weights", "seller_limits"} & set(json.dumps(x).replace('"', " ").split())
+            for x in listings
+        )
 
         st = (await c.call("open_negotiation", listing_id="furniture-0")).structured_content
         assert st["status"] == "open" and st["scenario"]["id"] == "furniture-0"
@@ -142,11 +162,16 @@ async def test_mcp_tools_carry_the_rest_models_and_errors(served):
         terms = {**sc.buyer.ideal(sc.space), "delivery_days": 6}
         bad = await c.call("make_offer", negotiation_id=st["id"], terms=terms)
         assert bad.is_error and "invalid_request: invalid offer: delivery_days" in bad.content[0].text
-        rest = httpx.post(f"{served.base_url}/v1/negotiations/{st['id']}/moves", json={"action": "offer", "terms": terms},
-                          headers=served.headers).json()
+        rest = httpx.post(
+            f"{served.base_url}/v1/negotiations/{st['id']}/moves",
+            json={"action": "offer", "terms": terms},
+            headers=served.headers,
+        ).json()
         assert rest["message"] in bad.content[0].text  # the same words as the REST 422
         early = await c.call("accept", negotiation_id=st["id"])
-        assert early.is_error and early.content[0].text.startswith("Error executing tool accept: conflict: cannot accept")
+        assert early.is_error and early.content[0].text.startswith(
+            "Error executing tool accept: conflict: cannot accept"
+        )
         unknown = await c.call("open_negotiation", listing_id="no-such-thing")
         assert unknown.is_error and "no listing 'no-such-thing' in the catalogue" in unknown.content[0].text
 
@@ -155,12 +180,22 @@ async def test_an_mcp_negotiation_continues_across_a_restart_of_the_service(serv
     sc = generate(0)  # the buyer opens
     async with MCP(served.base_url, KEY) as c:
         st = (await c.call("open_negotiation", seed=0)).structured_content
-        st = (await c.call("make_offer", negotiation_id=st["id"], terms=sc.buyer.ideal(sc.space), expected_turn=0)).structured_content
+        st = (
+            await c.call("make_offer", negotiation_id=st["id"], terms=sc.buyer.ideal(sc.space), expected_turn=0)
+        ).structured_content
         assert st["turn"] == 2 and st["transcript"][-1]["party"] == "seller"
         served.restart()
-        st = (await c.call("make_offer", negotiation_id=st["id"], terms={"price": sc.buyer.ideal(sc.space)["price"] + 20},
-                           expected_turn=2)).structured_content  # the same client, a new process
-    assert st["turn"] == 4 and st["status"] == "open" and [m["party"] for m in st["transcript"]] == ["buyer", "seller"] * 2
+        st = (
+            await c.call(
+                "make_offer",
+                negotiation_id=st["id"],
+                terms={"price": sc.buyer.ideal(sc.space)["price"] + 20},
+                expected_turn=2,
+            )
+        ).structured_content  # the same client, a new process
+    assert (
+        st["turn"] == 4 and st["status"] == "open" and [m["party"] for m in st["transcript"]] == ["buyer", "seller"] * 2
+    )
 
 
 async def test_a_public_catalogue_lets_an_agent_open_with_no_key_and_go_on_with_its_token(service_process):
@@ -168,7 +203,9 @@ async def test_a_public_catalogue_lets_an_agent_open_with_no_key_and_go_on_with_
     async with MCP(served.base_url, None) as c:
         assert not (await c.call("list_listings")).is_error
         by_seed = await c.call("open_negotiation", seed=0)
-        assert by_seed.is_error and "forbidden" in by_seed.content[0].text  # only the catalogue's listings, at its limits
+        assert (
+            by_seed.is_error and "forbidden" in by_seed.content[0].text
+        )  # only the catalogue's listings, at its limits
         st = (await c.call("open_negotiation", listing_id="saas_seats-0")).structured_content
         anonymous = await c.call("accept", negotiation_id=st["id"])
         assert anonymous.is_error and "forbidden" in anonymous.content[0].text
@@ -186,8 +223,13 @@ async def _a2a(base_url: str, credential: str):
 
 
 async def _send(client, parts, task: pb.Task | None = None) -> pb.Task:
-    message = pb.Message(message_id=uuid.uuid4().hex, role=pb.Role.ROLE_USER, parts=parts,
-                         task_id=task.id if task else "", context_id=task.context_id if task else "")
+    message = pb.Message(
+        message_id=uuid.uuid4().hex,
+        role=pb.Role.ROLE_USER,
+        parts=parts,
+        task_id=task.id if task else "",
+        context_id=task.context_id if task else "",
+    )
     out = [e.task async for e in client.send_message(pb.SendMessageRequest(message=message)) if e.HasField("task")]
     return out[-1]
 
@@ -211,7 +253,11 @@ async def test_an_a2a_task_stays_input_required_on_the_buyers_turn_and_survives_
         task = await _send(client, [new_data_part({"seed": 0})])
         assert task.id.isalnum() and len(task.id) == 32  # the task id is the negotiation's id
         assert task.status.state == pb.TaskState.TASK_STATE_INPUT_REQUIRED
-        task = await _send(client, [new_data_part({"action": "offer", "terms": sc.buyer.ideal(sc.space)}), new_text_part("Hello!")], task)
+        task = await _send(
+            client,
+            [new_data_part({"action": "offer", "terms": sc.buyer.ideal(sc.space)}), new_text_part("Hello!")],
+            task,
+        )
         text, data = _reply(task)
         assert task.status.state == pb.TaskState.TASK_STATE_INPUT_REQUIRED
         assert data["seller_move"]["action"] == "make_offer" and text == data["seller_move"]["message"]
@@ -243,8 +289,11 @@ async def test_an_a2a_task_stays_input_required_on_the_buyers_turn_and_survives_
 
 
 async def test_a2a_refuses_a_wrong_key_and_a_token_of_another_task(served):
-    r = httpx.post(f"{served.base_url}/a2a", json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}},
-                   headers=_bearer("wrong-key-0123456789"))
+    r = httpx.post(
+        f"{served.base_url}/a2a",
+        json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {}},
+        headers=_bearer("wrong-key-0123456789"),
+    )
     assert r.status_code == 401
     http, client = await _a2a(served.base_url, KEY)
     try:
@@ -263,7 +312,9 @@ async def test_a2a_refuses_a_wrong_key_and_a_token_of_another_task(served):
             await client.get_task(pb.GetTaskRequest(id=b.id))  # as if unknown
         with pytest.raises(A2AError):
             await _send(client, [new_data_part({"action": "accept"})], b)
-        assert (await _send(client, [new_data_part({"action": "accept"})], a)).status.state == pb.TaskState.TASK_STATE_COMPLETED
+        assert (
+            await _send(client, [new_data_part({"action": "accept"})], a)
+        ).status.state == pb.TaskState.TASK_STATE_COMPLETED
     finally:
         await client.close()
         await http.aclose()
@@ -281,7 +332,9 @@ def test_a_genuine_agreement_verifies_and_a_tampered_one_does_not():
     price = sc.space.issues[0].name
     assert record.price.currency == sc.currency and record.price_issue == price
     assert verify_agreement(record, key.verify_key) == record
-    assert verify_agreement(record.model_dump_json(), str(key.verify_key)) == record  # as JSON text, with the key as text
+    assert (
+        verify_agreement(record.model_dump_json(), str(key.verify_key)) == record
+    )  # as JSON text, with the key as text
     cheaper = record.model_dump(mode="json")
     cheaper["terms"][price] -= 100
     with pytest.raises(InvalidAgreement, match="changed after it was signed"):
@@ -297,8 +350,11 @@ def test_a_genuine_agreement_verifies_and_a_tampered_one_does_not():
 
 async def test_sessions_sign_the_deal_and_the_service_verifies_it(served):
     opened = httpx.post(f"{served.base_url}/v1/negotiations", json={"seed": 1}, headers=served.headers).json()
-    done = httpx.post(f"{served.base_url}/v1/negotiations/{opened['id']}/moves", json={"action": "accept"},
-                      headers=_bearer(opened["token"])).json()
+    done = httpx.post(
+        f"{served.base_url}/v1/negotiations/{opened['id']}/moves",
+        json={"action": "accept"},
+        headers=_bearer(opened["token"]),
+    ).json()
     record = done["agreement_record"]
     assert done["status"] == "deal" and record["terms"] == done["agreement"]
     again = httpx.get(f"{served.base_url}/v1/negotiations/{opened['id']}", headers=served.headers).json()
@@ -324,8 +380,14 @@ def test_eval_of_a_served_seller_over_the_protocol_matches_the_in_process_evalua
 
     def evaluate(out, *args: str) -> subprocess.CompletedProcess:
         env = {**__import__("os").environ, "NEGOTIATOR_API_KEY": KEY}
-        r = subprocess.run([sys.executable, "-m", "negotiator", "eval", "--suite", "quick", *args, "--out", str(out), "--quiet"],
-                           capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+        r = subprocess.run(
+            [sys.executable, "-m", "negotiator", "eval", "--suite", "quick", *args, "--out", str(out), "--quiet"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+            cwd=tmp_path,
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         return r
 
@@ -349,14 +411,25 @@ def test_eval_of_a_served_seller_over_the_protocol_matches_the_in_process_evalua
 
 def test_the_protocol_buyer_form_refuses_what_it_cannot_mean(tmp_path):
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "negotiator", "eval", "--suite", "quick", *args, "--out", str(tmp_path / "x")],
-                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        return subprocess.run(
+            [sys.executable, "-m", "negotiator", "eval", "--suite", "quick", *args, "--out", str(tmp_path / "x")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
 
     url = "mcp+http://127.0.0.1:9/mcp"
     for args, says in [
-        (("--buyer", url, "--seller", "rule/boulware"), f"--buyer {url} measures the seller served there: drop --seller"),
+        (
+            ("--buyer", url, "--seller", "rule/boulware"),
+            f"--buyer {url} measures the seller served there: drop --seller",
+        ),
         (("--buyer", url, "--buyer", "rule/linear"), "give it once, and the buyer agents as --buyer-model"),
-        (("--buyer-model", "rule/linear"), "--buyer-model is the model of a buyer agent that reaches a seller over a protocol"),
+        (
+            ("--buyer-model", "rule/linear"),
+            "--buyer-model is the model of a buyer agent that reaches a seller over a protocol",
+        ),
     ]:
         r = run(*args)
         assert r.returncode == 2 and says in " ".join((r.stdout + r.stderr).split()), r.stdout + r.stderr

@@ -19,8 +19,18 @@ async def run_arm(out, seller, *, shard=None, buyers=None, seller_config=None):
     """What `negotiator eval --suite quick --out OUT` writes, run in-process."""
     buyers = buyers or list(QUICK.buyers)
     await run_jobs(plan(QUICK, seller, buyers, shard=shard), out, RunOptions(concurrency=4))
-    write_config(out, {"suite": QUICK.key, "suite_name": "quick", "seller": seller_config or seller, "buyers": buyers,
-                       "seed": 0, "limit": None, "shard": None if shard is None else f"{shard[0]}/{shard[1]}"})
+    write_config(
+        out,
+        {
+            "suite": QUICK.key,
+            "suite_name": "quick",
+            "seller": seller_config or seller,
+            "buyers": buyers,
+            "seed": 0,
+            "limit": None,
+            "shard": None if shard is None else f"{shard[0]}/{shard[1]}",
+        },
+    )
     return out
 
 
@@ -42,7 +52,11 @@ async def test_shards_merge_into_one_arm_and_arms_are_compared_on_identical_nego
     assert s["overall"]["seller_score"] == pytest.approx(sum(direct) / 24, abs=1e-6)
     lo, hi = s["overall"]["seller_score_ci"]
     assert lo < s["overall"]["seller_score"] < hi
-    assert set(s["by_buyer"]) == set(QUICK.buyers) and set(s["by_family"]) == {"rule"} and set(s["by_persona"]) == {"neutral"}
+    assert (
+        set(s["by_buyer"]) == set(QUICK.buyers)
+        and set(s["by_family"]) == {"rule"}
+        and set(s["by_persona"]) == {"neutral"}
+    )
     assert report["warnings"] == []
 
 
@@ -66,15 +80,24 @@ async def test_a_missing_shard_and_disjoint_arms_are_flagged(tmp_path):
 def test_training_manifest_is_found_for_local_dir_and_merged(tmp_path):
     run = tmp_path / "train-run"
     (run / "merged").mkdir(parents=True)
-    (run / "manifest.json").write_text(json.dumps({"base_model": "gemma", "buyer_pool": ["openai/gpt-4o-mini", "rule/boulware"],
-                                                   "buyer_pool_families": ["gpt", "rule"]}))
+    (run / "manifest.json").write_text(
+        json.dumps(
+            {
+                "base_model": "gemma",
+                "buyer_pool": ["openai/gpt-4o-mini", "rule/boulware"],
+                "buyer_pool_families": ["gpt", "rule"],
+            }
+        )
+    )
     for spec in (f"local/{run}", f"local/{run}/merged"):
         pool = training_pool({"seller": spec})
         assert pool["buyer_pool_families"] == ["gpt", "rule"] and pool["manifest"] == str(run / "manifest.json")
     assert training_pool({"seller": "local/gemma-3-270m"}) is None
     # the shipped seller's manifest travels with it: its rule-based training pool is flagged
     shipped = training_pool({"seller": "local/gemma-3-270m-seller?strategy=none"})
-    assert shipped["buyer_pool_families"] == ["rule"] and shipped["manifest"].endswith("gemma-3-270m-seller/manifest.json")
+    assert shipped["buyer_pool_families"] == ["rule"] and shipped["manifest"].endswith(
+        "gemma-3-270m-seller/manifest.json"
+    )
     assert training_pool({"seller": "rule/boulware"}) is None
     (run / "manifest.json").write_text("{not json")
     with pytest.raises(UsageError, match="not valid JSON"):
@@ -83,7 +106,9 @@ def test_training_manifest_is_found_for_local_dir_and_merged(tmp_path):
 
 def test_family_warnings_name_the_shared_family():
     pool = {"buyer_pool": ["openai/gpt-4o-mini", "rule/boulware"], "buyer_pool_families": ["gpt", "rule"]}
-    w = family_warnings("local/x", ["openai/gpt-4.1", "anthropic/claude-sonnet-4", "rule/boulware", "rule/persona"], pool)
+    w = family_warnings(
+        "local/x", ["openai/gpt-4.1", "anthropic/claude-sonnet-4", "rule/boulware", "rule/persona"], pool
+    )
     assert len(w) == 3
     assert "openai/gpt-4.1 shares model family 'gpt'" in w[0] and "inflated" in w[0]
     assert "rule/boulware was in its training buyer pool" in w[1]
@@ -97,7 +122,9 @@ async def test_a_trained_sellers_report_warns_about_a_buyer_from_its_training_fa
     run.mkdir()
     (run / "manifest.json").write_text(json.dumps({"buyer_pool": ["rule/conceder"], "buyer_pool_families": ["rule"]}))
     # A run whose seller came from training (the scripted model stands in for the trained weights).
-    arm = await run_arm(tmp_path / "trained", "scripted/boulware", buyers=["rule/linear"], seller_config=f"local/{run}/merged")
+    arm = await run_arm(
+        tmp_path / "trained", "scripted/boulware", buyers=["rule/linear"], seller_config=f"local/{run}/merged"
+    )
     report = build_report(load_arms([arm]))
     assert report["arms"][0]["training"]["buyer_pool"] == ["rule/conceder"]
     assert any("rule/linear shares model family 'rule'" in w for w in report["warnings"])

@@ -33,8 +33,14 @@ def test_report_html_renders_offline_with_tables_and_images_visible(tmp_path):
     html = asyncio.run(_report(tmp_path))  # the sync Playwright API wants no running event loop
     requests = []
     with chromium_page() as page:
-        page.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
-                   if not route.request.url.startswith(("file:", "data:")) else route.continue_())
+        page.route(
+            "**/*",
+            lambda route: (
+                (requests.append(route.request.url), route.abort())
+                if not route.request.url.startswith(("file:", "data:"))
+                else route.continue_()
+            ),
+        )
         page.set_viewport_size({"width": 1280, "height": 900})
         page.goto(html.as_uri())
         page.wait_for_load_state("load")
@@ -80,7 +86,9 @@ async def _transcript_report(tmp_path):
     log = dirs[0] / "episodes.jsonl"
     lines = log.read_text().splitlines()
     first = json.loads(lines[0])
-    first["turns"][next(i for i, t in enumerate(first["turns"]) if t["party"] == "buyer")]["action"]["message"] = HOSTILE
+    first["turns"][next(i for i, t in enumerate(first["turns"]) if t["party"] == "buyer")]["action"]["message"] = (
+        HOSTILE
+    )
     log.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
     arms = load_arms(dirs)
     return write_report(build_report(arms), tmp_path / "report", arms)["html"], arms, first["episode_id"]
@@ -100,13 +108,22 @@ def _check_moves(page, ep):
     standing = {}
     for i, turn in enumerate(ep.turns):
         cells = moves.nth(i).locator("td").all_inner_texts()
-        assert cells[:4] == [str(i + 1), str(i // 2 + 1), turn.party, {"make_offer": "offer", "accept": "accept", "walk_away": "walk away"}[turn.action.action]]
-        terms = turn.action.terms if turn.action.action == "make_offer" else standing.get("buyer" if turn.party == "seller" else "seller")
+        assert cells[:4] == [
+            str(i + 1),
+            str(i // 2 + 1),
+            turn.party,
+            {"make_offer": "offer", "accept": "accept", "walk_away": "walk away"}[turn.action.action],
+        ]
+        terms = (
+            turn.action.terms
+            if turn.action.action == "make_offer"
+            else standing.get("buyer" if turn.party == "seller" else "seller")
+        )
         if turn.action.action == "walk_away":
             terms = None
         if terms is not None:
-            assert cells[4:4 + len(names)] == [_value(terms[k]) for k in names]
-            u_s, u_b = (float(c) for c in cells[4 + len(names):6 + len(names)])
+            assert cells[4 : 4 + len(names)] == [_value(terms[k]) for k in names]
+            u_s, u_b = (float(c) for c in cells[4 + len(names) : 6 + len(names)])
             assert abs(u_s - sc.seller.utility(terms)) < 6e-4 and abs(u_b - sc.buyer.utility(terms)) < 6e-4
         assert cells[-1] == turn.action.message
         if turn.action.action == "make_offer":
@@ -118,7 +135,7 @@ def _check_moves(page, ep):
         cells = guards.nth(i).locator("td").all_inner_texts()
         assert cells[0] == "guard: " + ", ".join(g.kinds).replace("_", " ")
         if g.original.get("terms"):
-            assert cells[2:2 + len(names)] == [_value(g.original["terms"][k]) for k in names]
+            assert cells[2 : 2 + len(names)] == [_value(g.original["terms"][k]) for k in names]
             assert abs(float(cells[2 + len(names)]) - sc.seller.utility(g.original["terms"])) < 6e-4
         assert guards.nth(i).get_by_test_id("guard-message").inner_text() == g.original["message"].strip()
         for issue, reason in g.reasons.items():
@@ -138,8 +155,14 @@ def test_transcripts_filter_open_and_show_what_the_episodes_hold(tmp_path):
     episodes = [e for a in arms for e in a.episodes]
     requests = []
     with chromium_page() as page:
-        page.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
-                   if not route.request.url.startswith(("file:", "data:")) else route.continue_())
+        page.route(
+            "**/*",
+            lambda route: (
+                (requests.append(route.request.url), route.abort())
+                if not route.request.url.startswith(("file:", "data:"))
+                else route.continue_()
+            ),
+        )
         page.set_viewport_size({"width": 1280, "height": 900})
         page.goto(html.as_uri())
         page.wait_for_selector("#transcript-view[data-ready]")
@@ -152,7 +175,9 @@ def test_transcripts_filter_open_and_show_what_the_episodes_hold(tmp_path):
         # A row of the per-buyer table opens that buyer's transcripts, a cell that buyer's in one arm.
         page.locator("table.by_buyer tr", has_text="rule/conceder").locator("td").first.locator("a").click()
         count.filter(has_text="of 18 negotiations").wait_for()
-        assert {r[2] for r in _rows(page)} == {"rule/conceder"} and page.get_by_test_id("filter-buyer").input_value() == "rule/conceder"
+        assert {r[2] for r in _rows(page)} == {"rule/conceder"} and page.get_by_test_id(
+            "filter-buyer"
+        ).input_value() == "rule/conceder"
         page.locator("table.by_buyer tr", has_text="rule/conceder").locator("td").nth(2).locator("a").click()
         count.filter(has_text="of 6 negotiations").wait_for()
         assert {(r[1], r[2]) for r in _rows(page)} == {("scripted/hostile", "rule/conceder")}
@@ -168,7 +193,10 @@ def test_transcripts_filter_open_and_show_what_the_episodes_hold(tmp_path):
         # The filters: arm and outcome, counted against the episodes.
         page.get_by_test_id("clear").click()
         count.filter(has_text="of 72 negotiations").wait_for()
-        assert page.get_by_test_id("filter-scenario").input_value() == "" and page.get_by_test_id("filter-persona").input_value() == ""
+        assert (
+            page.get_by_test_id("filter-scenario").input_value() == ""
+            and page.get_by_test_id("filter-persona").input_value() == ""
+        )
         page.get_by_test_id("filter-arm").select_option("scripted/invalid")
         page.get_by_test_id("filter-outcome").select_option("deal")
         deals = [e for e in arms[2].episodes if e.outcome.ended_by == "accept"]
@@ -190,7 +218,9 @@ def test_transcripts_filter_open_and_show_what_the_episodes_hold(tmp_path):
         assert page.get_by_test_id("outcome-text").inner_text().startswith("Deal, accepted by the")
         names = [i.name for i in best.scenario.issues]
         assert page.get_by_test_id("agreed").inner_text() == ", ".join(
-            f"{i.title()}: {_value(best.outcome.terms[i.name])}{' ' + i.unit if i.unit else ''}" for i in best.scenario.issues)
+            f"{i.title()}: {_value(best.outcome.terms[i.name])}{' ' + i.unit if i.unit else ''}"
+            for i in best.scenario.issues
+        )
         assert names and sum(1 for t in best.turns if t.invalid_attempts) > 0
         _check_moves(page, best)
 

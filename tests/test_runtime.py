@@ -18,9 +18,22 @@ from negotiator.runtime.log import episode_ids
 
 
 async def test_episode_holds_everything_a_report_needs(scenario):
-    ep = await run_negotiation(make_party("scripted/boulware", "seller"), make_party("rule/conceder", "buyer", seed=3), scenario, seed=3)
+    ep = await run_negotiation(
+        make_party("scripted/boulware", "seller"), make_party("rule/conceder", "buyer", seed=3), scenario, seed=3
+    )
     d = json.loads(ep.model_dump_json())
-    for key in ("schema_version", "episode_id", "scenario", "seller", "buyer", "turns", "outcome", "metrics", "error", "provenance"):
+    for key in (
+        "schema_version",
+        "episode_id",
+        "scenario",
+        "seller",
+        "buyer",
+        "turns",
+        "outcome",
+        "metrics",
+        "error",
+        "provenance",
+    ):
         assert key in d
     assert d["schema_version"] == SCHEMA_VERSION
     assert d["scenario"]["id"] == scenario.id
@@ -29,7 +42,15 @@ async def test_episode_holds_everything_a_report_needs(scenario):
     assert set(t) >= {"party", "action", "raw_output", "invalid_attempts", "guard", "usage", "latency_s"}
     assert t["party"] == "seller" and t["raw_output"]
     assert d["outcome"]["ended_by"] in ("accept", "walk_away", "deadline")
-    for key in ("seller_score", "seller_utility", "seller_reservation", "buyer_score", "pareto_distance", "nash_distance", "rounds"):
+    for key in (
+        "seller_score",
+        "seller_utility",
+        "seller_reservation",
+        "buyer_score",
+        "pareto_distance",
+        "nash_distance",
+        "rounds",
+    ):
         assert key in d["metrics"]
     assert d["provenance"]["package_version"] and d["provenance"]["seed"] == 3 and d["provenance"]["prompt_hash"]
     # The score on the episode is the domain's score of the agreed terms.
@@ -40,7 +61,10 @@ async def test_episode_holds_everything_a_report_needs(scenario):
 
 async def test_jsonl_round_trip_and_torn_last_line(tmp_path, scenario):
     log = EpisodeLog(tmp_path / "episodes.jsonl")
-    eps = [await run_negotiation(make_party("rule/boulware", "seller"), make_party(f"rule/{b}", "buyer"), scenario) for b in ("linear", "conceder")]
+    eps = [
+        await run_negotiation(make_party("rule/boulware", "seller"), make_party(f"rule/{b}", "buyer"), scenario)
+        for b in ("linear", "conceder")
+    ]
     for ep in eps:
         log.append(ep)
     back = read_episodes(log.path)
@@ -63,11 +87,15 @@ def test_an_unknown_schema_version_is_refused(tmp_path, scenario):
 
 async def test_a_provider_error_becomes_an_error_episode_and_the_batch_goes_on(tmp_path):
     suite = get_suite("quick")
-    jobs = plan(suite, "scripted/error", ["rule/linear"], limit=3) + plan(suite, "scripted/boulware", ["rule/linear"], limit=3)
+    jobs = plan(suite, "scripted/error", ["rule/linear"], limit=3) + plan(
+        suite, "scripted/boulware", ["rule/linear"], limit=3
+    )
     episodes = await run_jobs(jobs, tmp_path, RunOptions(concurrency=4))
     assert len(episodes) == 6
     errors = [e for e in episodes if e.seller.spec == "scripted/error"]
-    assert all(e.outcome.ended_by == "error" and e.error.type == "ProviderError" and e.error.party == "seller" for e in errors)
+    assert all(
+        e.outcome.ended_by == "error" and e.error.type == "ProviderError" and e.error.party == "seller" for e in errors
+    )
     assert "401" in errors[0].error.message
     ok = [e for e in episodes if e.seller.spec == "scripted/boulware"]
     assert all(e.error is None for e in ok)
@@ -95,7 +123,12 @@ async def test_a_party_breaking_the_protocol_is_recorded(scenario):
 @pytest.mark.parametrize("strategy", STRATEGIES)
 async def test_rule_buyers_are_deterministic_per_seed(strategy):
     s = generate(11)
-    runs = [await run_negotiation(make_party("rule/linear", "seller"), make_party(f"rule/{strategy}", "buyer", seed=5), s, 5) for _ in range(2)]
+    runs = [
+        await run_negotiation(
+            make_party("rule/linear", "seller"), make_party(f"rule/{strategy}", "buyer", seed=5), s, 5
+        )
+        for _ in range(2)
+    ]
     a, b = (json.dumps([t.action.model_dump() for t in ep.turns]) for ep in runs)
     assert a == b
     # Offers are always complete and valid.
@@ -130,8 +163,12 @@ async def test_tactics_behave_as_named():
     walked = 0
     for seed in range(8):
         sc = generate(seed)
-        ep = await run_negotiation(make_party("rule/hardliner", "seller"), make_party("rule/threatener", "buyer"), sc, seed)
-        last_seller_offer = [t.action.terms for t in ep.turns if t.party == "seller" and isinstance(t.action, MakeOffer)][-1]
+        ep = await run_negotiation(
+            make_party("rule/hardliner", "seller"), make_party("rule/threatener", "buyer"), sc, seed
+        )
+        last_seller_offer = [
+            t.action.terms for t in ep.turns if t.party == "seller" and isinstance(t.action, MakeOffer)
+        ][-1]
         if ep.outcome.ended_by == "walk_away":
             walked += 1
             assert ep.outcome.ended_by_party == "buyer"

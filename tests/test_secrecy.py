@@ -61,16 +61,30 @@ def test_disguised_disclosures_are_removed(listing, sentence):
     assert new.message == "Thanks for coming by. Let me know."
 
 
-@pytest.mark.parametrize("sentence", ["614 is my final price.", "I won't go under 614.", "614, not a cent less.",
-                                      "Six hundred fourteen is the lowest I go."])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "614 is my final price.",
+        "I won't go under 614.",
+        "614, not a cent less.",
+        "Six hundred fourteen is the lowest I go.",
+    ],
+)
 def test_the_own_offer_framed_as_the_limit_is_a_disclosure(listing, sentence):
     at_floor = _terms(listing, 614.0)
     assert listing.seller_limits.allows(at_floor, listing.seller)
     assert _guard(listing).redact(f"{sentence} Delivery next week.", at_floor) == "Delivery next week."
 
 
-@pytest.mark.parametrize("message", ["900 with free delivery.", "How about 614 with free delivery?",
-                                     "I can do six hundred fourteen if you pay upfront.", "My final offer: 900."])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "900 with free delivery.",
+        "How about 614 with free delivery?",
+        "I can do six hundred fourteen if you pay upfront.",
+        "My final offer: 900.",
+    ],
+)
 def test_restating_the_own_offer_passes(listing, message):
     price = 614.0 if "614" in message or "fourteen" in message else 900.0
     assert _guard(listing).redact(message, _terms(listing, price)) == message
@@ -79,7 +93,10 @@ def test_restating_the_own_offer_passes(listing, message):
 def test_without_the_offer_every_stated_secret_counts(listing):
     """``terms=None`` is the strict check the evaluation runs on what reached the buyer."""
     secrecy = Secrecy(listing.seller, listing.seller_limits, listing.space)
-    assert [s.label for s in secrecy.disclosures("How about 614 with free delivery?")] == ["minimum price", "lowest price"]
+    assert [s.label for s in secrecy.disclosures("How about 614 with free delivery?")] == [
+        "minimum price",
+        "lowest price",
+    ]
     assert secrecy.disclosures("How about 614 with free delivery?", _terms(listing, 614.0)) == []
 
 
@@ -122,6 +139,7 @@ def test_what_no_deterministic_filter_reaches(listing, sentence):
 
 
 # --- the labelled corpus ----------------------------------------------------------------------
+
 
 def _rates(cases, changed) -> dict[str, tuple[int, int]]:
     out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -190,8 +208,30 @@ _GUARD = Guard(PartyView.of(_FURNITURE, "seller", []))
 
 # Pieces of numbers as small models write them: glued together, they make malformed amounts
 # such as "10,000.000.00", which once made the guard raise and lost the negotiation.
-_PIECES = ["1", "2024", "00", "000", "10000", ".", ",", " ", "0.5", ".00", "$", "k", "e2", "%", "/", "-",
-           "point", "cents", "thousand", "one", "usd", "and"]
+_PIECES = [
+    "1",
+    "2024",
+    "00",
+    "000",
+    "10000",
+    ".",
+    ",",
+    " ",
+    "0.5",
+    ".00",
+    "$",
+    "k",
+    "e2",
+    "%",
+    "/",
+    "-",
+    "point",
+    "cents",
+    "thousand",
+    "one",
+    "usd",
+    "and",
+]
 
 
 def test_malformed_amounts_are_read_without_error():
@@ -215,4 +255,10 @@ def test_the_numbers_a_message_states():
     """What the guard's consistency checks read: words, glued currency, percentages, k."""
     from negotiator.llm.guard import _numbers
 
-    assert _numbers("I can do 14.3k, or 42% off, six hundred and fourteen, USD614, 14,300.") == [14300, 0.42, 614, 614, 14300]
+    assert _numbers("I can do 14.3k, or 42% off, six hundred and fourteen, USD614, 14,300.") == [
+        14300,
+        0.42,
+        614,
+        614,
+        14300,
+    ]

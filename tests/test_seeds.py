@@ -19,7 +19,11 @@ from negotiator.testing import FakeOpenAIServer
 
 
 def test_a_turn_seed_depends_on_the_party_seed_and_the_turn_only(scenario):
-    view = PartyView.of(scenario, "seller", (PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space), message="Hi")),))
+    view = PartyView.of(
+        scenario,
+        "seller",
+        (PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space), message="Hi")),),
+    )
     seed = turn_seed(7, view)
     assert seed == turn_seed(7, PartyView.of(scenario, "seller", view.transcript))  # the same state, the same seed
     assert 0 <= seed < 2**SEED_BITS
@@ -27,7 +31,9 @@ def test_a_turn_seed_depends_on_the_party_seed_and_the_turn_only(scenario):
     changed = [
         turn_seed(8, view),  # another negotiation
         turn_seed(7, view, attempt=1),  # a retry after feedback
-        turn_seed(7, PartyView.of(scenario, "seller", (PublicMove(party="buyer", action=other_offer),))),  # another history
+        turn_seed(
+            7, PartyView.of(scenario, "seller", (PublicMove(party="buyer", action=other_offer),))
+        ),  # another history
         turn_seed(7, PartyView.of(scenario, "buyer", ())),  # the other side
     ]
     assert seed not in changed and len(set(changed)) == len(changed)
@@ -58,8 +64,21 @@ def test_the_same_eval_writes_the_same_episodes_at_concurrency_1_and_16(tiny_hom
     runs = {}
     for c in (1, 16):
         out = tmp_path / f"c{c}"
-        cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", "local/tiny-random-gemma?max_tokens=48", "--limit", "16",
-               "--concurrency", str(c), "--quiet", "--out", str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "negotiator",
+            "eval",
+            "--seller",
+            "local/tiny-random-gemma?max_tokens=48",
+            "--limit",
+            "16",
+            "--concurrency",
+            str(c),
+            "--quiet",
+            "--out",
+            str(out),
+        ]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-2000:]
         runs[c] = played(out / "episodes.jsonl")

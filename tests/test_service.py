@@ -39,15 +39,25 @@ def test_a_shopper_negotiates_to_a_deal(client):
     # values: the text also holds a random id and a timestamp, which may contain "700".)
     assert set(st["scenario"]) == {"id", "product", "currency", "issues", "opener", "max_rounds"}
     keys, numbers = _keys_and_numbers(st)
-    assert not keys & {"reservation", "limits", "seller_limits", "minimum", "weights", "seller", "buyer", "values"}, keys
+    assert not keys & {"reservation", "limits", "seller_limits", "minimum", "weights", "seller", "buyer", "values"}, (
+        keys
+    )
     assert 700 not in numbers and 614 not in numbers, numbers  # the per-negotiation limit and the listing's floor
-    r = client.post(f"/v1/negotiations/{st['id']}/moves", json={"action": "offer", "terms": _buyer_terms(price=650), "message": "650?", "expected_turn": 0}, headers=AUTH)
+    r = client.post(
+        f"/v1/negotiations/{st['id']}/moves",
+        json={"action": "offer", "terms": _buyer_terms(price=650), "message": "650?", "expected_turn": 0},
+        headers=AUTH,
+    )
     assert r.status_code == 200, r.text
     st = r.json()
     counter = st["transcript"][-1]
     assert counter["party"] == "seller" and counter["action"]["action"] == "make_offer"
     assert counter["action"]["terms"]["price"] >= 700 and st["seller_offer"] == counter["action"]["terms"]
-    r = client.post(f"/v1/negotiations/{st['id']}/moves", json={"action": "accept", "message": "deal", "expected_turn": st["turn"]}, headers=AUTH)
+    r = client.post(
+        f"/v1/negotiations/{st['id']}/moves",
+        json={"action": "accept", "message": "deal", "expected_turn": st["turn"]},
+        headers=AUTH,
+    )
     st = r.json()
     assert r.status_code == 200 and st["status"] == "deal" and st["agreement"] == counter["action"]["terms"]
     got = client.get(f"/v1/negotiations/{st['id']}", headers=AUTH).json()
@@ -72,10 +82,18 @@ def _keys_and_numbers(obj) -> tuple[set, set]:
 
 def test_requests_without_a_valid_key_are_refused(client):
     sid = client.post("/v1/negotiations", json={"seed": 0}, headers=AUTH).json()["id"]
-    calls = [("post", "/v1/negotiations", {"seed": 0}), ("get", f"/v1/negotiations/{sid}", None),
-             ("post", f"/v1/negotiations/{sid}/moves", {"action": "walk_away"}),
-             ("post", f"/v1/negotiations/{sid}/moves", {"nonsense": True})]  # 401 before validation
-    for headers in ({}, {"Authorization": "Bearer wrong-key-0123456789"}, {"Authorization": KEY}, {"Authorization": f"Basic {KEY}"}):
+    calls = [
+        ("post", "/v1/negotiations", {"seed": 0}),
+        ("get", f"/v1/negotiations/{sid}", None),
+        ("post", f"/v1/negotiations/{sid}/moves", {"action": "walk_away"}),
+        ("post", f"/v1/negotiations/{sid}/moves", {"nonsense": True}),
+    ]  # 401 before validation
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong-key-0123456789"},
+        {"Authorization": KEY},
+        {"Authorization": f"Basic {KEY}"},
+    ):
         for method, path, body in calls:
             r = client.request(method, path, json=body, headers=headers)
             assert r.status_code == 401, (headers, path, r.text)
@@ -91,17 +109,37 @@ def test_requests_without_a_valid_key_are_refused(client):
         ("/v1/negotiations", {}, 422, "give exactly one of 'listing_id' (the catalogue), 'listing', or 'seed'"),
         ("/v1/negotiations", {"seed": 0, "template": "spaceships"}, 422, "unknown scenario template 'spaceships'"),
         ("/v1/negotiations", {"seed": -1}, 422, "body.seed: Input should be greater than or equal to 0"),
-        ("/v1/negotiations", {"seed": 0, "limits": {"minimum": {"colour": 1}}}, 422, "limit on 'colour': not a numeric issue"),
+        (
+            "/v1/negotiations",
+            {"seed": 0, "limits": {"minimum": {"colour": 1}}},
+            422,
+            "limit on 'colour': not a numeric issue",
+        ),
         ("/v1/negotiations", {"listing": {"id": "x"}}, 422, "body.listing.product: Field required"),
         ("MOVE", {"action": "haggle"}, 422, "body.action: Input should be 'offer', 'message', 'accept' or 'walk_away'"),
         ("MOVE", {"action": "offer", "terms": {"price": "cheap"}}, 422, "price: must be a number between 507 and 1014"),
         ("MOVE", {"action": "offer", "terms": {"price": 600, "warp": 9}}, 422, "warp: unknown issue"),
         ("MOVE", {"action": "message", "message": "hi"}, 422, "you have made no offer yet"),
-        ("MOVE", {"action": "message", "message": "x" * 2001}, 422, "body.message: String should have at most 2000 characters"),
+        (
+            "MOVE",
+            {"action": "message", "message": "x" * 2001},
+            422,
+            "body.message: String should have at most 2000 characters",
+        ),
         ("MOVE", {"action": "accept"}, 409, "no offer from the other side to accept"),
         ("MOVE", {"action": "walk_away", "expected_turn": 3}, 409, "the negotiation has moved on"),
-        ("/v1/negotiations/0123456789abcdef0123456789abcdef/moves", {"action": "walk_away"}, 404, "no negotiation with id"),
-        ("/v1/negotiations/not-an-id/moves", {"action": "walk_away"}, 422, "path.negotiation_id: String should match pattern"),
+        (
+            "/v1/negotiations/0123456789abcdef0123456789abcdef/moves",
+            {"action": "walk_away"},
+            404,
+            "no negotiation with id",
+        ),
+        (
+            "/v1/negotiations/not-an-id/moves",
+            {"action": "walk_away"},
+            422,
+            "path.negotiation_id: String should match pattern",
+        ),
     ],
 )
 def test_bad_input_gets_a_4xx_that_says_what_to_fix(client, path, body, status, says):
@@ -136,17 +174,23 @@ def test_an_unavailable_seller_model_is_a_503_and_nothing_is_recorded(tmp_path):
 def test_a_bug_is_a_plain_500_without_a_stack_trace(tmp_path, monkeypatch):
     app = create_app(ServiceSettings(seller="scripted/boulware", store=str(tmp_path / "n.sqlite"), api_key=KEY))
     with TestClient(app, raise_server_exceptions=False) as c:
+
         def boom(*a, **k):
             raise RuntimeError("secret internals /srv/app.py line 3")
 
         monkeypatch.setattr(c.app.state.sessions, "open", boom)
         r = c.post("/v1/negotiations", json={"seed": 0}, headers=AUTH)
-        assert r.status_code == 500 and r.json() == {"error": "internal_error", "message": "internal error; it has been logged"}
+        assert r.status_code == 500 and r.json() == {
+            "error": "internal_error",
+            "message": "internal error; it has been logged",
+        }
 
 
 def _serve(*args, env=None, timeout=60):
     env = {k: v for k, v in {**os.environ, **(env or {})}.items() if k != "NEGOTIATOR_API_KEY" or (env and k in env)}
-    return subprocess.run([sys.executable, "-m", "negotiator", "serve", *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", "serve", *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def test_serve_refuses_to_start_without_a_key():
@@ -162,11 +206,19 @@ def test_a_negotiation_survives_a_server_restart(service_process):
     server = service_process()
     base, h = server.base_url, server.headers
     st = httpx.post(f"{base}/v1/negotiations", json={"seed": 0}, headers=h).json()
-    st = httpx.post(f"{base}/v1/negotiations/{st['id']}/moves", json={"action": "offer", "terms": _buyer_terms(price=600)}, headers=h).json()
+    st = httpx.post(
+        f"{base}/v1/negotiations/{st['id']}/moves",
+        json={"action": "offer", "terms": _buyer_terms(price=600)},
+        headers=h,
+    ).json()
     assert st["turn"] == 2
     server.restart()  # a new process on the same SQLite file
     assert httpx.get(f"{base}/v1/negotiations/{st['id']}", headers=h).json() == st
-    after = httpx.post(f"{base}/v1/negotiations/{st['id']}/moves", json={"action": "message", "message": "Any better?", "expected_turn": 2}, headers=h)
+    after = httpx.post(
+        f"{base}/v1/negotiations/{st['id']}/moves",
+        json={"action": "message", "message": "Any better?", "expected_turn": 2},
+        headers=h,
+    )
     assert after.status_code == 200 and after.json()["transcript"][:2] == st["transcript"]
     assert after.json()["turn"] == 4
 
@@ -190,7 +242,11 @@ def test_fuzzing_from_the_services_own_openapi_spec_finds_no_5xx(service_process
     from hypothesis import HealthCheck, given, settings
     from schemathesis.checks import not_a_server_error
     from schemathesis.generation import GenerationMode
-    from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance, status_code_conformance
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+        status_code_conformance,
+    )
 
     from schemathesis.core.errors import InvalidSchema
 
@@ -206,18 +262,34 @@ def test_fuzzing_from_the_services_own_openapi_spec_finds_no_5xx(service_process
             # Half the cases address a live negotiation, so the move logic is reached, not only the 404.
             opened = httpx.post(f"{server.base_url}/v1/negotiations", json={"seed": 0}, headers=server.headers).json()
             sid = opened["id"]
-            headers = {"api_key": server.headers, "none": {}, "session_token": {"Authorization": f"Bearer {opened['token']}"}}[credential]
+            headers = {
+                "api_key": server.headers,
+                "none": {},
+                "session_token": {"Authorization": f"Bearer {opened['token']}"},
+            }[credential]
             seen = statuses.setdefault((op.label, mode.value), [])
 
             @given(case=op.as_strategy(generation_mode=mode))
-            @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, database=None)
+            @settings(
+                max_examples=examples,
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                derandomize=True,
+                database=None,
+            )
             def run(case):
                 if case.path_parameters and "negotiation_id" in case.path_parameters and len(seen) % 2:
                     case.path_parameters["negotiation_id"] = sid
                 response = case.call(base_url=server.base_url, headers=headers, timeout=10)
                 seen.append(response.status_code)
                 case.validate_response(
-                    response, checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+                    response,
+                    checks=[
+                        not_a_server_error,
+                        status_code_conformance,
+                        content_type_conformance,
+                        response_schema_conformance,
+                    ],
                 )
 
             try:
@@ -229,8 +301,9 @@ def test_fuzzing_from_the_services_own_openapi_spec_finds_no_5xx(service_process
                 assert mode == GenerationMode.NEGATIVE, op.label
     minimum = min(20, examples)
     # 4 operations with inputs x 2 modes, and the 2 without (one answer is all they have)
-    assert len(statuses) == 10 and all(len(v) >= minimum for k, v in statuses.items() if k[0].split()[1] not in INPUTLESS), {
-        k: len(v) for k, v in statuses.items()}
+    assert len(statuses) == 10 and all(
+        len(v) >= minimum for k, v in statuses.items() if k[0].split()[1] not in INPUTLESS
+    ), {k: len(v) for k, v in statuses.items()}
     every = {code for v in statuses.values() for code in v}
     assert must_see <= every and max(every) < 500, statuses
     assert only is None or every <= only, every

@@ -78,18 +78,29 @@ def test_a_body_over_the_limit_gets_413_streamed_or_declared(service_process):
     server = service_process()
     auth = f"Authorization: Bearer {server.key}"
     chunk = b"x" * 65536
-    frames = (b"%x\r\n" % len(chunk) + chunk + b"\r\n") * (LIMIT // len(chunk) + 1) + b"0\r\n\r\n"  # just over 1 MB, chunked
-    raw = _exchange(server.port, _head("/v1/negotiations", "Transfer-Encoding: chunked", "Connection: close", auth), frames)
+    frames = (b"%x\r\n" % len(chunk) + chunk + b"\r\n") * (
+        LIMIT // len(chunk) + 1
+    ) + b"0\r\n\r\n"  # just over 1 MB, chunked
+    raw = _exchange(
+        server.port, _head("/v1/negotiations", "Transfer-Encoding: chunked", "Connection: close", auth), frames
+    )
     status, body = _status_and_body(raw)
     assert status == 413 and body == {"error": "too_large", "message": f"the request body is over {LIMIT} bytes"}
-    raw = _exchange(server.port, _head("/v1/negotiations", f"Content-Length: {LIMIT + 1}", "Connection: close", auth), b"x" * (LIMIT + 1))
+    raw = _exchange(
+        server.port,
+        _head("/v1/negotiations", f"Content-Length: {LIMIT + 1}", "Connection: close", auth),
+        b"x" * (LIMIT + 1),
+    )
     assert _status_and_body(raw)[0] == 413
     # A declared length far over the limit is refused from the head alone, and the connection dropped.
     raw = _exchange(server.port, _head("/v1/negotiations", "Content-Length: 300000000", auth))
     assert _status_and_body(raw)[0] == 413 and b"connection: close" in raw.lower()
     # Under the limit, a chunked body is read and handled as usual.
-    ok = httpx.post(f"{server.base_url}/v1/negotiations", content=iter([b'{"seed": ', b"0}"]),
-                    headers={**server.headers, "content-type": "application/json"})
+    ok = httpx.post(
+        f"{server.base_url}/v1/negotiations",
+        content=iter([b'{"seed": ', b"0}"]),
+        headers={**server.headers, "content-type": "application/json"},
+    )
     assert ok.status_code == 201 and ok.json()["scenario"]["id"] == "furniture-0"
 
 
@@ -141,7 +152,10 @@ def test_a_credential_in_the_url_is_refused_and_never_logged(service_process):
     assert server.key not in log and token not in log and TOKEN_PREFIX not in log
     refused = [line for line in log.splitlines() if '" 400' in line]
     assert len(refused) == len(key_attempts) + len(token_attempts), log
-    assert sum("?[redacted] HTTP/1.1" in line for line in refused) == len(refused) - 1 and '"GET /redacted HTTP/1.1" 400' in log
+    assert (
+        sum("?[redacted] HTTP/1.1" in line for line in refused) == len(refused) - 1
+        and '"GET /redacted HTTP/1.1" 400' in log
+    )
 
 
 def _all_refused(base: str, attempts: list) -> None:
@@ -152,6 +166,7 @@ def _all_refused(base: str, attempts: list) -> None:
 
 
 # --- session tokens ----------------------------------------------------------------------
+
 
 @pytest.fixture
 def client(tmp_path):
@@ -171,13 +186,18 @@ def test_a_session_token_reads_and_moves_its_own_negotiation_only(client, tmp_pa
     assert token.startswith(TOKEN_PREFIX) and len(token) > 40 and token != second["token"]
     # Its own negotiation: read and move, as the shopper's page does.
     assert client.get(f"/v1/negotiations/{first['id']}", headers=_bearer(token)).json()["id"] == first["id"]
-    r = client.post(f"/v1/negotiations/{first['id']}/moves", json={"action": "offer", "terms": _buyer_terms(), "expected_turn": 0},
-                    headers=_bearer(token))
+    r = client.post(
+        f"/v1/negotiations/{first['id']}/moves",
+        json={"action": "offer", "terms": _buyer_terms(), "expected_turn": 0},
+        headers=_bearer(token),
+    )
     assert r.status_code == 200 and r.json()["turn"] == 2 and "token" not in r.json()  # shown once, at open
     # Not another negotiation, not opening new ones.
-    for method, path, body in [("get", f"/v1/negotiations/{second['id']}", None),
-                               ("post", f"/v1/negotiations/{second['id']}/moves", {"action": "walk_away"}),
-                               ("post", "/v1/negotiations", {"seed": 0})]:
+    for method, path, body in [
+        ("get", f"/v1/negotiations/{second['id']}", None),
+        ("post", f"/v1/negotiations/{second['id']}/moves", {"action": "walk_away"}),
+        ("post", "/v1/negotiations", {"seed": 0}),
+    ]:
         r = client.request(method, path, json=body, headers=_bearer(token))
         assert r.status_code == 403 and r.json()["error"] == "forbidden" and "API key" in r.json()["message"], r.text
     assert client.get(f"/v1/negotiations/{second['id']}", headers=_bearer(KEY)).json()["turn"] == 0
@@ -208,7 +228,9 @@ async def test_sessions_verify_their_own_tokens(scenario):
     assert not await sessions.verify_token(a.id, a.token + "x")
     assert not await sessions.verify_token(a.id, a.token.removeprefix(TOKEN_PREFIX))
     assert not await sessions.verify_token("0" * 32, a.token)  # no such session
-    assert (await sessions.get(a.id)).model_dump().keys() == (await sessions.move(a.id, {"action": "walk_away"})).model_dump().keys()
+    assert (await sessions.get(a.id)).model_dump().keys() == (
+        await sessions.move(a.id, {"action": "walk_away"})
+    ).model_dump().keys()
     assert "token" not in (await sessions.get(a.id)).model_dump()
 
 
@@ -220,6 +242,7 @@ PAGE = b"<!doctype html><title>shop</title><p>product page</p>"
 @contextmanager
 def _page_server():
     """A product page on its own loopback origin (the shop's site, not the service)."""
+
     class Page(BaseHTTPRequestHandler):
         def do_GET(self):
             self.send_response(200)
@@ -261,7 +284,9 @@ def test_a_shop_page_in_a_browser_moves_its_negotiation_with_the_token_alone(ser
         status, state = page.evaluate(fetch, [f"{base}/v1/negotiations/{mine['id']}", "GET", mine["token"], None])
         assert status == 200 and state["id"] == mine["id"] and state["turn"] == 0
         move = {"action": "offer", "terms": _buyer_terms(), "message": "600?", "expected_turn": 0}
-        status, state = page.evaluate(fetch, [f"{base}/v1/negotiations/{mine['id']}/moves", "POST", mine["token"], move])
+        status, state = page.evaluate(
+            fetch, [f"{base}/v1/negotiations/{mine['id']}/moves", "POST", mine["token"], move]
+        )
         assert status == 200 and state["turn"] == 2 and state["transcript"][-1]["party"] == "seller"
         status, err = page.evaluate(fetch, [f"{base}/v1/negotiations/{other['id']}", "GET", mine["token"], None])
         assert status == 403 and err["error"] == "forbidden"
@@ -269,9 +294,12 @@ def test_a_shop_page_in_a_browser_moves_its_negotiation_with_the_token_alone(ser
         assert status == 403
         # A page from an origin the business did not list gets no answer it may read.
         page.goto(elsewhere)
-        blocked = page.evaluate("""async ([url, token]) => {
+        blocked = page.evaluate(
+            """async ([url, token]) => {
             try { await fetch(url, {headers: {"Authorization": "Bearer " + token}}); return "answered"; }
-            catch (e) { return "blocked"; } }""", [f"{base}/v1/negotiations/{mine['id']}", mine["token"]])
+            catch (e) { return "blocked"; } }""",
+            [f"{base}/v1/negotiations/{mine['id']}", mine["token"]],
+        )
         assert blocked == "blocked"
     assert httpx.get(f"{base}/v1/negotiations/{other['id']}", headers=server.headers).json()["turn"] == 0
 
@@ -281,6 +309,10 @@ def test_serve_refuses_a_wildcard_or_malformed_cors_origin():
     import sys
 
     for bad in ("*", "shop.example", "https://shop.example/page"):
-        r = subprocess.run([sys.executable, "-m", "negotiator", "serve", "--no-auth", "--cors-origin", bad, "--port", "1"],
-                           capture_output=True, text=True, timeout=60)
+        r = subprocess.run(
+            [sys.executable, "-m", "negotiator", "serve", "--no-auth", "--cors-origin", bad, "--port", "1"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert r.returncode == 2 and "--cors-origin" in r.stderr and "https://shop.example" in r.stderr, r.stderr

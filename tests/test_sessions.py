@@ -25,7 +25,9 @@ def _low_offer(scenario, price):
 
 
 def _run(code: str, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True, timeout=120
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return out.stdout.strip().splitlines()[-1]
 
@@ -87,7 +89,9 @@ async def test_concurrent_sessions_do_not_mix(tmp_path):
             st = await sessions.open(sc)
             prices[st.id] = price
             for _ in range(4):
-                st = await sessions.move(st.id, BuyerMove.offer(_low_offer(sc, price), f"shopper {i}", expected_turn=st.turn))
+                st = await sessions.move(
+                    st.id, BuyerMove.offer(_low_offer(sc, price), f"shopper {i}", expected_turn=st.turn)
+                )
             return st.id
 
         ids = await asyncio.gather(*[shopper(i) for i in range(24)])

@@ -43,15 +43,25 @@ def postgres_url():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     data = os.path.join(root, "data")
-    subprocess.run(_as_postgres([f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]),
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        _as_postgres([f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(_as_postgres([f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", os.path.join(root, "log"), "-w", "start"]),
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        _as_postgres([f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", os.path.join(root, "log"), "-w", "start"]),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run(_as_postgres([f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"]), capture_output=True, timeout=120)
+        subprocess.run(
+            _as_postgres([f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"]), capture_output=True, timeout=120
+        )
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -83,10 +93,13 @@ async def test_a_session_on_postgres_survives_a_new_process(postgres_url):
 async def test_concurrent_sessions_on_postgres_do_not_mix(postgres_url):
     sc = generate(0)
     async with Sessions.connect("scripted/boulware?latency=0.005", postgres_url) as sessions:
+
         async def shopper(i: int):
             st = await sessions.open(sc)
             for _ in range(3):
-                st = await sessions.move(st.id, BuyerMove.offer({**sc.buyer.ideal(sc.space), "price": 520 + i}, expected_turn=st.turn))
+                st = await sessions.move(
+                    st.id, BuyerMove.offer({**sc.buyer.ideal(sc.space), "price": 520 + i}, expected_turn=st.turn)
+                )
             return i, st.id
 
         done = await asyncio.gather(*[shopper(i) for i in range(12)])

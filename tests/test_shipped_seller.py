@@ -36,7 +36,9 @@ def test_the_shipped_seller_carries_the_manifest_of_its_training_run():
     assert json.loads((FOLDER / "adapter_config.json").read_text())["base_model_name_or_path"] == "gemma-3-270m"
 
 
-def test_local_gemma_3_270m_seller_serves_the_adapter_on_the_prepared_base_playing_its_trained_strategy(tmp_path, monkeypatch):
+def test_local_gemma_3_270m_seller_serves_the_adapter_on_the_prepared_base_playing_its_trained_strategy(
+    tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gemma-3-270m").mkdir()  # a folder named like the base in the cwd is not the base
     t = resolve_target(NAME)

@@ -95,7 +95,9 @@ async def test_a_real_litellm_call_gets_genai_attributes_and_the_servers_token_c
     terms = scenario.seller.ideal(scenario.space)
     reply = json.dumps({"action": "make_offer", "message": "Here you go.", "terms": terms})
     with FakeOpenAIServer(lambda req: reply) as server:
-        seller = SellerAgent("hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer, strategy=None)
+        seller = SellerAgent(
+            "hosted_vllm/gemma-seller", base_url=server.base_url, mode="json", tracer=tracer, strategy=None
+        )
         turn = await seller.respond(scenario)
     assert turn.action.terms == terms
     (chat,) = [s for s in exporter.get_finished_spans() if s.name.startswith("chat ")]
@@ -125,7 +127,9 @@ async def test_a_session_move_is_a_tree_too(traced):
     roots, children = _tree(exporter)
     assert [r.name for r in roots] == ["negotiation.session", "negotiation.session"]  # open, move
     move = roots[1]
-    assert move.attributes["negotiator.session.id"] == st.id and move.attributes["negotiator.session.operation"] == "move"
+    assert (
+        move.attributes["negotiator.session.id"] == st.id and move.attributes["negotiator.session.operation"] == "move"
+    )
     buyer, seller = children[move.context.span_id]
     assert (buyer.attributes["negotiator.party"], seller.attributes["negotiator.party"]) == ("buyer", "seller")
     assert [c.name for c in children[seller.context.span_id]] == ["chat scripted/hostile", "negotiator.guard"]
@@ -138,8 +142,16 @@ async def test_spans_hold_no_message_text_or_private_values_unless_opted_in(trac
     scenario, st = await _session_with_secrets(tracer)
     # The session id is random hex: it may hold "913" or "4111" by chance, so it is blanked first.
     text = _all_text(exporter).replace(st.id, "<session id>")
-    secrets = ["ZEBRA-7781", "4111", "QUOKKA-5521", "913", "Here is what", "Sure, I accept",
-               str(scenario.seller.reservation), f"{scenario.seller.reservation:.2f}"]
+    secrets = [
+        "ZEBRA-7781",
+        "4111",
+        "QUOKKA-5521",
+        "913",
+        "Here is what",
+        "Sure, I accept",
+        str(scenario.seller.reservation),
+        f"{scenario.seller.reservation:.2f}",
+    ]
     secrets += [str(w) for w in scenario.seller.weights.values()]
     for secret in secrets:
         assert secret not in text, secret
@@ -161,7 +173,9 @@ def _run_traced(env: dict) -> subprocess.CompletedProcess:
         """
     )
     clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**clean, **env})
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**clean, **env}
+    )
 
 
 def test_the_console_exporter_is_chosen_by_the_standard_variable():
@@ -192,7 +206,13 @@ def test_the_otlp_exporter_sends_spans_to_the_configured_endpoint():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
-        r = _run_traced({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"})
+        r = _run_traced(
+            {
+                "OTEL_TRACES_EXPORTER": "otlp",
+                "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+                "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            }
+        )
     finally:
         server.shutdown()
     assert r.returncode == 0, r.stderr
@@ -226,31 +246,68 @@ def _console_spans(stdout: str) -> list[dict]:
 
 def _cli(args: list[str], env: dict, input: str | None = None):
     clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-    return subprocess.run([sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, timeout=180, input=input,
-                          env={**clean, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160", **env})
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        input=input,
+        env={**clean, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160", **env},
+    )
 
 
 def test_every_command_exports_spans_as_the_standard_variables_say(tmp_path):
-    r = _cli(["eval", "--seller", "scripted/boulware", "--buyer", "rule/conceder", "--limit", "2", "--out", str(tmp_path / "run"), "--quiet"],
-             {"OTEL_TRACES_EXPORTER": "console", "OTEL_SERVICE_NAME": "eval-nightly"})
+    r = _cli(
+        [
+            "eval",
+            "--seller",
+            "scripted/boulware",
+            "--buyer",
+            "rule/conceder",
+            "--limit",
+            "2",
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        ],
+        {"OTEL_TRACES_EXPORTER": "console", "OTEL_SERVICE_NAME": "eval-nightly"},
+    )
     assert r.returncode == 0, r.stderr
     spans = _console_spans(r.stdout)
     names = [s["name"] for s in spans]
     assert names.count("negotiation") == 2 and "negotiation.turn" in names and "chat scripted/boulware" in names
     assert {s["resource"]["attributes"]["service.name"] for s in spans} == {"eval-nightly"}
-    episodes = {json.loads(line)["episode_id"] for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()}
+    episodes = {
+        json.loads(line)["episode_id"] for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
+    }
     assert {s["attributes"]["negotiator.episode_id"] for s in spans if s["name"] == "negotiation"} == episodes
     assert "seller score" in r.stdout  # the command's own output is still there
 
     # play: a person's negotiation is one trace too; the default service name is the CLI's
-    r = _cli(["play", "--seller", "rule/conceder", "--scenario", "0"], {"OTEL_TRACES_EXPORTER": "console"}, input="walk\n")
+    r = _cli(
+        ["play", "--seller", "rule/conceder", "--scenario", "0"], {"OTEL_TRACES_EXPORTER": "console"}, input="walk\n"
+    )
     assert r.returncode == 0, r.stderr
     spans = _console_spans(r.stdout)
     assert [s["name"] for s in spans].count("negotiation") == 1
     assert {s["resource"]["attributes"]["service.name"] for s in spans} == {"negotiator"}
 
     # unset: nothing is exported
-    r = _cli(["eval", "--seller", "rule/boulware", "--buyer", "rule/conceder", "--limit", "1", "--out", str(tmp_path / "quiet"), "--quiet"], {})
+    r = _cli(
+        [
+            "eval",
+            "--seller",
+            "rule/boulware",
+            "--buyer",
+            "rule/conceder",
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "quiet"),
+            "--quiet",
+        ],
+        {},
+    )
     assert r.returncode == 0 and _console_spans(r.stdout) == []
 
 

@@ -37,8 +37,12 @@ def test_training_plays_the_assisted_seller_with_choices_open_by_default(tmp_pat
     cfg = resolve("cpu", out=tmp_path)
     plan = parse_strategy(cfg.strategy)
     assert plan is not None and plan.name == "boulware" and plan.candidates == 3
-    assert resolve("cpu", out=tmp_path, strategy="none").strategy == "none"  # the pure policy, as docs/results.md trained
-    assert parse_strategy(resolve("cpu", out=tmp_path, strategy="linear?candidates=2&leeway=0.02").strategy).leeway == 0.02
+    assert (
+        resolve("cpu", out=tmp_path, strategy="none").strategy == "none"
+    )  # the pure policy, as docs/results.md trained
+    assert (
+        parse_strategy(resolve("cpu", out=tmp_path, strategy="linear?candidates=2&leeway=0.02").strategy).leeway == 0.02
+    )
 
 
 def test_a_strategy_that_leaves_the_model_no_move_is_refused_against_rule_buyers(tmp_path):

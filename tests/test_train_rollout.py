@@ -56,7 +56,18 @@ class CountingEngine:
         return self.engine.generate(requests)
 
 
-def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, train_messages=True, seeds=None, strategy="none"):
+def _play(
+    tiny,
+    tasks,
+    *,
+    max_tokens=200,
+    penalty=0.1,
+    pool=None,
+    engine=None,
+    train_messages=True,
+    seeds=None,
+    strategy="none",
+):
     from train.policy import Batcher
     from train.pool import BuyerPool
     from train.rollout import RolloutSettings, play
@@ -66,9 +77,18 @@ def _play(tiny, tasks, *, max_tokens=200, penalty=0.1, pool=None, engine=None, t
     batcher = Batcher(engine or eng)
     return asyncio.run(
         play(
-            tasks, batcher=batcher, tokenizer=base.tokenizer, pool=pool, settings=RolloutSettings(max_tokens=max_tokens, invalid_penalty=penalty, train_messages=train_messages, strategy=strategy),
-            seller_spec="train/tiny", seller_family="gemma", episode_ids=[f"t{i}" for i in range(len(tasks))],
-            labels=[{} for _ in tasks], seeds=seeds,
+            tasks,
+            batcher=batcher,
+            tokenizer=base.tokenizer,
+            pool=pool,
+            settings=RolloutSettings(
+                max_tokens=max_tokens, invalid_penalty=penalty, train_messages=train_messages, strategy=strategy
+            ),
+            seller_spec="train/tiny",
+            seller_family="gemma",
+            episode_ids=[f"t{i}" for i in range(len(tasks))],
+            labels=[{} for _ in tasks],
+            seeds=seeds,
         )
     )
 
@@ -172,12 +192,18 @@ def test_a_steps_rollouts_read_each_turn_once_and_forget_it_after_the_step(tiny)
             return out
 
     rollouts = NegotiationRollouts(
-        pool=BuyerPool(scenario_seeds=(3, 4, 5), max_rounds=3), settings=RolloutSettings(max_tokens=200),
-        tokenizer=base.tokenizer, seller_spec="train/tiny", seller_family="gemma", log=None, run_id="r",
+        pool=BuyerPool(scenario_seeds=(3, 4, 5), max_rounds=3),
+        settings=RolloutSettings(max_tokens=200),
+        tokenizer=base.tokenizer,
+        seller_spec="train/tiny",
+        seller_family="gemma",
+        log=None,
+        run_id="r",
         engine_factory=lambda model: Recording(eng),
     )
-    trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), model=base.model,
-                              accelerator=SimpleNamespace(unwrap_model=lambda m: m))
+    trainer = SimpleNamespace(
+        state=SimpleNamespace(global_step=0), model=base.model, accelerator=SimpleNamespace(unwrap_model=lambda m: m)
+    )
     out = rollouts([t.model_dump_json() for t in _tasks(3)], trainer)
     assert len(out["prompt_ids"]) == 3 and len(seen) >= 2
     assert all(d.cached_tokens == 0 for d in seen[0])  # the first turn reads the whole chat
@@ -206,12 +232,16 @@ def test_training_reward_is_the_evaluation_score(tiny):
     eps = []
     for i, spec in enumerate(("rule/conceder?e=3", "rule/linear?e=1.5", "rule/boulware?e=0.25")):
         seller = make_party("scripted/boulware", "seller")
-        eps.append(asyncio.run(run_negotiation(seller, pool.buyer(spec, "neutral", i), pool.scenario(3 + i, "neutral"), i)))
+        eps.append(
+            asyncio.run(run_negotiation(seller, pool.buyer(spec, "neutral", i), pool.scenario(3 + i, "neutral"), i))
+        )
     assert sum(e.outcome.deal for e in eps) >= 2
     for ep in eps:
         score, reward = reward_of(ep, 0.1)
         assert score == ep.metrics.seller_score
-        assert summarize([ep])["overall"]["seller_score"] == pytest.approx(score, abs=1e-6)  # the report rounds to 6 places
+        assert summarize([ep])["overall"]["seller_score"] == pytest.approx(
+            score, abs=1e-6
+        )  # the report rounds to 6 places
         assert score > 0 if ep.outcome.deal else score == 0
         assert reward == score  # no invalid answers, no penalty
 
@@ -292,11 +322,17 @@ def test_a_group_samples_each_row_its_own_way_and_a_rerun_repeats_it(tiny):
     first = _play(tiny, group, max_tokens=60)
     answers = [r.trace.completion_ids[: r.trace.env_mask.index(0) if 0 in r.trace.env_mask else None] for r in first]
     assert len({tuple(a) for a in answers}) == 4
-    again = _play(tiny, group[:1] + _tasks(3, buyers=("rule/boulware?e=0.5",)) + group[1:], max_tokens=60,
-                  seeds=[seed_of("t0"), 1, 2, 3, seed_of("t1"), seed_of("t2"), seed_of("t3")])
+    again = _play(
+        tiny,
+        group[:1] + _tasks(3, buyers=("rule/boulware?e=0.5",)) + group[1:],
+        max_tokens=60,
+        seeds=[seed_of("t0"), 1, 2, 3, seed_of("t1"), seed_of("t2"), seed_of("t3")],
+    )
     assert [r.trace.completion_ids for r in again[:1] + again[4:]] == [r.trace.completion_ids for r in first]
     same_seed = _play(tiny, group[:2], max_tokens=60, seeds=[7, 7])
-    assert same_seed[0].trace.completion_ids == same_seed[1].trace.completion_ids  # the seed is all that told them apart
+    assert (
+        same_seed[0].trace.completion_ids == same_seed[1].trace.completion_ids
+    )  # the seed is all that told them apart
 
 
 def test_cancelled_negotiations_generate_nothing():
@@ -345,7 +381,9 @@ def test_masked_messages_leave_only_the_action_and_terms_in_the_loss(tiny):
 
     tok = tiny[0].tokenizer
     content = 'Thanks for your interest, \\"friend\\". Here is 40.5 USD per guest.'
-    text = '{"action": "make_offer", "message": "' + content + '", "terms": {"price_per_guest": 55.5, "menu": "premium"}}'
+    text = (
+        '{"action": "make_offer", "message": "' + content + '", "terms": {"price_per_guest": 55.5, "menu": "premium"}}'
+    )
     a, b = message_span(text)
     assert text[a:b] == content
     ids = tok(text, add_special_tokens=False)["input_ids"]
@@ -399,7 +437,12 @@ def test_assisted_rollouts_choose_among_the_strategys_offers_and_a_group_can_cho
         turns = [t for t in r.episode.turns if t.party == "seller"]
         assert turns and all(t.advice is not None for t in turns)  # every seller turn read the strategy's advice
         for t in turns:
-            assert set(t.advice.options) <= {"A", "B", "C", "accept"}  # three candidates at most; walking away is not open
+            assert set(t.advice.options) <= {
+                "A",
+                "B",
+                "C",
+                "accept",
+            }  # three candidates at most; walking away is not open
             several += sum(o in "ABC" for o in t.advice.options) > 1
             if not t.fallback:
                 assert t.advice.chosen in t.advice.options

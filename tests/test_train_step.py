@@ -29,8 +29,17 @@ def _config(out: Path, **over):
     from train.config import resolve
 
     values = dict(
-        out=out, base=TINY, lr=5e-3, steps=1, dtype="float32", scenario_seeds=[3, 4, 5], max_tokens=40, max_rounds=3,
-        lora_layers=0, save_steps=1, invalid_penalty=0.1,
+        out=out,
+        base=TINY,
+        lr=5e-3,
+        steps=1,
+        dtype="float32",
+        scenario_seeds=[3, 4, 5],
+        max_tokens=40,
+        max_rounds=3,
+        lora_layers=0,
+        save_steps=1,
+        invalid_penalty=0.1,
     )
     values.update(over)
     return resolve("cpu", **values)
@@ -70,13 +79,24 @@ def test_one_grpo_step_updates_the_lora_weights(one_step):
     merged = load_file(str(out / "merged" / "model.safetensors"))
     base = load_file(str(Path(resolve_base_path(TINY)) / "model.safetensors"))
     changed = [k for k in base if k in merged and not bool((base[k] == merged[k]).all())]
-    assert changed and all(any(p in k for p in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")) for k in changed)
+    assert changed and all(
+        any(p in k for p in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"))
+        for k in changed
+    )
 
 
 def test_outputs_and_manifest(one_step):
     out, manifest = one_step
-    for name in ("adapter/adapter_config.json", "merged/config.json", "merged/model.safetensors", "merged/tokenizer_config.json",
-                 "manifest.json", "episodes.jsonl", "metrics.jsonl", "config.json"):
+    for name in (
+        "adapter/adapter_config.json",
+        "merged/config.json",
+        "merged/model.safetensors",
+        "merged/tokenizer_config.json",
+        "manifest.json",
+        "episodes.jsonl",
+        "metrics.jsonl",
+        "config.json",
+    ):
         assert (out / name).is_file(), name
     assert (out / "reward_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     on_disk = json.loads((out / "manifest.json").read_text())
@@ -102,8 +122,21 @@ def test_eval_loads_the_trained_seller(one_step, tmp_path):
     out, _ = one_step
     run = tmp_path / "eval"
     # the run folder itself, as `negotiator train --out` named it: its merged model is served, and the CLI says so
-    cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", f"local/{out}", "--suite", "quick",
-           "--limit", "2", "--out", str(run), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--seller",
+        f"local/{out}",
+        "--suite",
+        "quick",
+        "--limit",
+        "2",
+        "--out",
+        str(run),
+        "--quiet",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=os.environ.copy())
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert f"is a training run: serving its merged model, {out.resolve() / 'merged'}" in " ".join(proc.stdout.split())
@@ -166,8 +199,12 @@ def test_resume_after_an_interruption(home, tmp_path, monkeypatch):
 
 def test_cli_rejects_bad_input(tmp_path):
     def run(*args):
-        p = subprocess.run([sys.executable, "-m", "negotiator", "train", "--out", str(tmp_path / "x"), *args],
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [sys.executable, "-m", "negotiator", "train", "--out", str(tmp_path / "x"), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         p.stderr = " ".join(p.stderr.split())  # the console wraps long lines
         return p
 
@@ -192,12 +229,16 @@ def test_gpu_profile_reaches_a_named_vllm_server():
     from train.run import grpo_args
 
     # float32: bf16 arguments are refused on a machine without a GPU
-    cfg = resolve("gpu", out=Path("x"), generation="vllm-server", vllm_server_url="http://127.0.0.1:8001", dtype="float32")
+    cfg = resolve(
+        "gpu", out=Path("x"), generation="vllm-server", vllm_server_url="http://127.0.0.1:8001", dtype="float32"
+    )
     args = grpo_args(cfg)
     assert (args.use_vllm, args.vllm_mode, args.vllm_server_base_url) == (True, "server", "http://127.0.0.1:8001")
     assert args.num_generations == 8 and args.max_completion_length == 256
     cpu = grpo_args(resolve("cpu", out=Path("x")))
-    assert cpu.use_cpu and not cpu.bf16 and not cpu.gradient_checkpointing  # recomputing costs more than storing on a CPU
+    assert (
+        cpu.use_cpu and not cpu.bf16 and not cpu.gradient_checkpointing
+    )  # recomputing costs more than storing on a CPU
 
 
 def test_time_budget_stops_before_a_step_that_would_overrun_it():

@@ -29,8 +29,10 @@ async def _arm(out, seller):
 
 @pytest.fixture
 async def arms(tmp_path):
-    dirs = [await _arm(tmp_path / name, f"{kind}/{name}") for kind, name in
-            (("rule", "boulware"), ("scripted", "hostile"), ("scripted", "invalid"))]
+    dirs = [
+        await _arm(tmp_path / name, f"{kind}/{name}")
+        for kind, name in (("rule", "boulware"), ("scripted", "hostile"), ("scripted", "invalid"))
+    ]
     return load_arms(dirs)
 
 
@@ -50,7 +52,12 @@ async def test_every_move_carries_its_terms_and_their_worth_to_seller_and_buyer(
         ep = episodes[d["id"]]
         sc = ep.scenario
         assert data["scenarios"][d["s"]]["id"] == sc.id and data["arms"][d["a"]] == ep.seller.spec
-        assert (d["b"], d["p"], d["o"], d["by"]) == (ep.buyer.spec, "neutral", ep.outcome.ended_by, ep.outcome.ended_by_party)
+        assert (d["b"], d["p"], d["o"], d["by"]) == (
+            ep.buyer.spec,
+            "neutral",
+            ep.outcome.ended_by,
+            ep.outcome.ended_by_party,
+        )
         assert d["x"]["seller_score"] == pytest.approx(ep.metrics.seller_score, abs=1e-6)
         assert (d["t"] is None) == (ep.outcome.terms is None)
         if d["t"] is not None:
@@ -91,7 +98,9 @@ async def test_a_long_invalid_answer_is_cut_in_the_page_and_kept_in_the_log(arms
     ep.turns[0].invalid_attempts.append(Attempt(raw="x" * (RAW_MAX_CHARS + 500), error="not JSON"))
     d = next(d for d in transcript_data(arms)["episodes"] if d["id"] == ep.episode_id)
     raw, error = d["m"][0]["i"][-1]
-    assert error == "not JSON" and raw.startswith("x" * RAW_MAX_CHARS) and "500 more characters in episodes.jsonl" in raw
+    assert (
+        error == "not JSON" and raw.startswith("x" * RAW_MAX_CHARS) and "500 more characters in episodes.jsonl" in raw
+    )
     assert len(raw) < RAW_MAX_CHARS + 60
 
 
@@ -103,7 +112,10 @@ def test_embedded_json_cannot_end_the_script_element():
 
 
 def _embedded(html: str) -> dict:
-    m = re.search(r'<script type="application/octet-stream" id="transcript-data" data-encoding="gzip\+base64">([^<]*)</script>', html)
+    m = re.search(
+        r'<script type="application/octet-stream" id="transcript-data" data-encoding="gzip\+base64">([^<]*)</script>',
+        html,
+    )
     assert m, "no embedded transcripts"
     return json.loads(gzip.decompress(base64.b64decode(m.group(1))))
 
@@ -116,7 +128,9 @@ async def test_report_html_embeds_the_transcripts_once_and_its_tables_link_to_th
     # Per-buyer rows open the buyer's transcripts; each cell the buyer's in that arm.
     buyer_table = html.split('<table class="by_buyer">')[1].split("</table>")[0]
     rows = re.findall(r'<tr data-href="([^"]+)">(.*?)</tr>', buyer_table)
-    assert [unescape(h) for h, _ in rows] == [f"#transcripts?buyer={b.replace('/', '%2F')}" for b in sorted(QUICK.buyers)]
+    assert [unescape(h) for h, _ in rows] == [
+        f"#transcripts?buyer={b.replace('/', '%2F')}" for b in sorted(QUICK.buyers)
+    ]
     first = unescape(rows[0][1])
     assert '<a href="#transcripts?arm=scripted%2Fhostile&buyer=rule%2Fboulware">' in first
     assert 'data-href="#transcripts?arm=rule%2Fboulware"' in html  # the arms table

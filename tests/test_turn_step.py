@@ -81,11 +81,17 @@ def test_respond_refuses_a_transcript_with_an_unknown_option_or_a_price_out_of_r
     with pytest.raises(UsageError, match=rf"transcript move 1 .*{opt.name}: 5 is not an allowed option"):
         seller.view(listing, [{"party": "buyer", "action": {"action": "make_offer", "terms": {**good, opt.name: 5}}}])
     with pytest.raises(UsageError, match=rf"transcript move 1 .*{price.name}: .* is outside the allowed range"):
-        seller.view(listing, [{"party": "buyer", "action": {"action": "make_offer", "terms": {**good, price.name: price.high * 10}}}])
+        seller.view(
+            listing,
+            [{"party": "buyer", "action": {"action": "make_offer", "terms": {**good, price.name: price.high * 10}}}],
+        )
     with pytest.raises(UsageError, match="transcript move 1 .*no offer from the other side"):
         seller.view(listing, [{"party": "buyer", "action": {"action": "accept"}}])
     # a valid but off-grid price is taken, snapped
-    view = seller.view(listing, [{"party": "buyer", "action": {"action": "make_offer", "terms": {**good, price.name: price.low + 0.4}}}])
+    view = seller.view(
+        listing,
+        [{"party": "buyer", "action": {"action": "make_offer", "terms": {**good, price.name: price.low + 0.4}}}],
+    )
     assert view.transcript[0].action.terms[price.name] == price.low
 
 

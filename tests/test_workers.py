@@ -60,9 +60,13 @@ def test_auto_uses_one_process_per_core_only_for_a_large_rule_only_arm(monkeypat
     assert resolve_workers("3", heldout) == 3
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("0", "at least 1"), ("many", "a number of processes"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0", "at least 1"),
+        ("many", "a number of processes"),
+    ],
+)
 def test_bad_worker_counts_are_usage_errors(value, message):
     with pytest.raises(UsageError, match=message):
         resolve_workers(value, plan(get_suite("quick"), "rule/boulware"))
@@ -74,24 +78,54 @@ def test_model_parties_refuse_several_processes():
 
 
 def test_the_cli_with_workers_prints_and_records_what_one_process_does(tmp_path):
-    base = [sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--shard", "0/24", "--seller", "rule/conceder",
-            "--quiet"]
+    base = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--suite",
+        "heldout",
+        "--shard",
+        "0/24",
+        "--seller",
+        "rule/conceder",
+        "--quiet",
+    ]
     out = {}
     for n in ("1", "2"):
-        r = subprocess.run([*base, "--workers", n, "--out", str(tmp_path / n)], env=ENV, capture_output=True, text=True,
-                           timeout=300)
+        r = subprocess.run(
+            [*base, "--workers", n, "--out", str(tmp_path / n)], env=ENV, capture_output=True, text=True, timeout=300
+        )
         assert r.returncode == 0, r.stderr
         out[n] = r.stdout.replace(str(tmp_path / n), "OUT")
     assert out["1"] == out["2"] and "48 negotiations" in out["1"]
     assert (tmp_path / "1" / "summary.json").read_text() == (tmp_path / "2" / "summary.json").read_text()
-    r = subprocess.run([*base, "--workers", "2", "--seller", "scripted/boulware", "--out", str(tmp_path / "s")], env=ENV,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*base, "--workers", "2", "--seller", "scripted/boulware", "--out", str(tmp_path / "s")],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 2 and "only rule-vs-rule arms" in r.stdout + r.stderr and "Traceback" not in r.stderr
 
 
 def test_a_run_in_workers_killed_mid_way_resumes_to_every_episode_once(tmp_path):
-    args = [sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--seller", "rule/boulware", "--workers", "2",
-            "--quiet", "--out", str(tmp_path)]
+    args = [
+        sys.executable,
+        "-m",
+        "negotiator",
+        "eval",
+        "--suite",
+        "heldout",
+        "--seller",
+        "rule/boulware",
+        "--workers",
+        "2",
+        "--quiet",
+        "--out",
+        str(tmp_path),
+    ]
     proc = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     log = tmp_path / "episodes.jsonl"
     deadline = time.monotonic() + 120

@@ -35,7 +35,7 @@ def resolve_base_path(spec: str, say=None) -> str:
     from negotiator.models.local.prepare import RECIPES, prepare
 
     s = spec.strip()
-    name = s[len("local/"):] if s.startswith("local/") else s
+    name = s[len("local/") :] if s.startswith("local/") else s
     if name in RECIPES:
         return str(prepare(name, say=say))
     p = Path(name).expanduser()
@@ -63,7 +63,9 @@ def load_base(spec: str = EMBEDDED_BASE, *, dtype: str = "bfloat16", say=None) -
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
     except OSError as e:
-        raise UsageError(f"--base {spec}: could not load {path} ({e}). Check the name, or pass a local folder.") from None
+        raise UsageError(
+            f"--base {spec}: could not load {path} ({e}). Check the name, or pass a local folder."
+        ) from None
     if not getattr(tokenizer, "chat_template", None):
         raise UsageError(
             f"--base {spec}: the tokenizer in {path} has no chat template; the seller's prompt is a chat. "

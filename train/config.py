@@ -56,9 +56,29 @@ PROFILES: dict[str, dict] = {
 
 # What identifies a run: a folder holding a run with other values is refused, not resumed.
 RUN_KEYS = (
-    "base", "lr", "profile", "num_generations", "prompts_per_step", "max_tokens", "max_rounds", "temperature",
-    "invalid_penalty", "lora_r", "lora_alpha", "lora_layers", "buyers", "personas", "scenario_seeds",
-    "from_episodes", "seed", "constrain", "dtype", "generation", "scale_rewards", "train_messages", "strategy",
+    "base",
+    "lr",
+    "profile",
+    "num_generations",
+    "prompts_per_step",
+    "max_tokens",
+    "max_rounds",
+    "temperature",
+    "invalid_penalty",
+    "lora_r",
+    "lora_alpha",
+    "lora_layers",
+    "buyers",
+    "personas",
+    "scenario_seeds",
+    "from_episodes",
+    "seed",
+    "constrain",
+    "dtype",
+    "generation",
+    "scale_rewards",
+    "train_messages",
+    "strategy",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
 RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True, "strategy": "none"}
@@ -71,7 +91,9 @@ class TrainConfig(BaseModel):
     base: str = EMBEDDED_BASE
     lr: float = Field(3e-6, gt=0, lt=1)
     steps: int = Field(30, ge=1)
-    max_minutes: float | None = Field(None, gt=0, description="stop after this much training time (steps so far are kept)")
+    max_minutes: float | None = Field(
+        None, gt=0, description="stop after this much training time (steps so far are kept)"
+    )
     profile: Profile = "cpu"
     num_generations: int = Field(4, ge=2, description="GRPO group size: negotiations per prompt")
     prompts_per_step: int = Field(2, ge=1)

@@ -126,10 +126,18 @@ class NegotiationRollouts:
         engine = self.engine(model)
         batcher = Batcher(engine, sampling=self.settings.sampling, constrain=self.constrain)
         ids = [episode_id(self.run_id, step, i, t.id) for i, t in enumerate(tasks)]
-        seeds = [seed_of(f"{self.seed}|{step}|{i}|{t.id}") for i, t in enumerate(tasks)]  # i: the row, so a group's rows differ
+        seeds = [
+            seed_of(f"{self.seed}|{step}|{i}|{t.id}") for i, t in enumerate(tasks)
+        ]  # i: the row, so a group's rows differ
         labels = [
-            {"train_run": self.run_id, "train_step": step, "task": t.id, "group_row": i, "persona": t.persona,
-             **({"source_episode": t.source_episode, "start_turn": len(t.prefix)} if t.source_episode else {})}
+            {
+                "train_run": self.run_id,
+                "train_step": step,
+                "task": t.id,
+                "group_row": i,
+                "persona": t.persona,
+                **({"source_episode": t.source_episode, "start_turn": len(t.prefix)} if t.source_episode else {}),
+            }
             for i, t in enumerate(tasks)
         ]
         # The weights stay fixed for the step's rollouts: each turn reads only what is new.
@@ -138,8 +146,15 @@ class NegotiationRollouts:
             with scope:
                 rollouts = asyncio.run(
                     play(
-                        tasks, batcher=batcher, tokenizer=self.tokenizer, pool=self.pool, settings=self.settings,
-                        seller_spec=self.seller_spec, seller_family=self.seller_family, episode_ids=ids, labels=labels,
+                        tasks,
+                        batcher=batcher,
+                        tokenizer=self.tokenizer,
+                        pool=self.pool,
+                        settings=self.settings,
+                        seller_spec=self.seller_spec,
+                        seller_family=self.seller_family,
+                        episode_ids=ids,
+                        labels=labels,
                         seeds=seeds,
                     )
                 )
@@ -151,7 +166,9 @@ class NegotiationRollouts:
                 self.log.append(r.episode)
         errors = [r.episode.error for r in rollouts if r.episode.error is not None]
         if len(errors) == len(rollouts):  # nothing to learn from: a broken setup, not bad luck
-            raise RuntimeError(f"every negotiation of step {step} ended in an error, e.g. {errors[0].type}: {errors[0].message}")
+            raise RuntimeError(
+                f"every negotiation of step {step} ended in an error, e.g. {errors[0].type}: {errors[0].message}"
+            )
         self.history.append(StepStats.of(step, rollouts, batcher, time.perf_counter() - t0))
         return rollout_output(rollouts)
 
@@ -200,7 +217,7 @@ class _SellerTokensOnly:
         mask = self.mask
         if labels is not None and mask is not None and mask.shape[0] == labels.shape[0]:
             labels = labels.clone()
-            tail = labels[:, -mask.shape[1]:]
+            tail = labels[:, -mask.shape[1] :]
             tail[mask == 0] = -100
         return self.model(*args, labels=labels, **kwargs)
 

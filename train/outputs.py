@@ -86,7 +86,7 @@ def plot_reward_curve(out: Path, rows: list[dict], title: str = "") -> None:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True, height_ratios=(2, 1))
     for key, label in (("reward", "reward"), ("score", "seller score")):
         ys = [r.get(key, 0.0) for r in rows]
-        line, = top.plot(steps, ys, marker=".", alpha=0.45, label=f"{label} (step mean)")
+        (line,) = top.plot(steps, ys, marker=".", alpha=0.45, label=f"{label} (step mean)")
         top.plot(steps, moving_average(ys, 5), color=line.get_color(), label=f"{label} (5-step average)")
     top.set_ylabel("per negotiation")
     top.legend(fontsize=8, loc="best")
@@ -108,7 +108,7 @@ def plot_reward_curve(out: Path, rows: list[dict], title: str = "") -> None:
 def moving_average(ys: list[float], k: int) -> list[float]:
     out = []
     for i in range(len(ys)):
-        window = ys[max(0, i - k + 1): i + 1]
+        window = ys[max(0, i - k + 1) : i + 1]
         out.append(sum(window) / len(window))
     return out
 
@@ -171,7 +171,10 @@ def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: flo
         "reward_curve": [round(x, 6) for x in rewards],
         "training_seconds": round(seconds, 1),
         "outputs": {
-            "adapter": "adapter", "merged": "merged", "episodes": "episodes.jsonl", "metrics": "metrics.jsonl",
+            "adapter": "adapter",
+            "merged": "merged",
+            "episodes": "episodes.jsonl",
+            "metrics": "metrics.jsonl",
             "reward_curve": "reward_curve.png",
         },
     }

@@ -77,7 +77,9 @@ class Batcher:
     waiting on a slow buyer instead (an LLM buyer behind an API).
     """
 
-    def __init__(self, engine: Engine, *, sampling: Sampling = Sampling(), constrain: bool = True, max_wait_s: float = 2.0):
+    def __init__(
+        self, engine: Engine, *, sampling: Sampling = Sampling(), constrain: bool = True, max_wait_s: float = 2.0
+    ):
         self.engine = engine
         self.sampling = sampling  # the rollout's settings; each request brings its own seed
         self.constrain = constrain
@@ -94,7 +96,9 @@ class Batcher:
         self.live -= 1
         self._maybe_flush()
 
-    async def generate(self, prompt_ids: list[int], schema: dict | None, max_tokens: int, seed: int | None = None) -> Decoded:
+    async def generate(
+        self, prompt_ids: list[int], schema: dict | None, max_tokens: int, seed: int | None = None
+    ) -> Decoded:
         grammar = self.engine.grammar(schema) if self.constrain else None
         request = Request(list(prompt_ids), max_tokens, dataclasses.replace(self.sampling, seed=seed), grammar)
         future = asyncio.get_running_loop().create_future()
@@ -183,11 +187,15 @@ class PolicyModel:
         generated = list(result.token_ids) + ([self.eot] if trace.ended else [])
         trace.completion_ids += generated
         trace.env_mask += [1] * len(generated)
-        trace.loss_mask += self._trained(list(result.token_ids), result.text) + [1] * (len(generated) - len(result.token_ids))
+        trace.loss_mask += self._trained(list(result.token_ids), result.text) + [1] * (
+            len(generated) - len(result.token_ids)
+        )
         trace.turns += 1
         trace.truncated += 0 if trace.ended else 1
         self._last_text = result.text
-        return ModelResponse(text=result.text, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
+        return ModelResponse(
+            text=result.text, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
+        )
 
     def _trained(self, ids: list[int], text: str) -> list[int]:
         """The loss mask of one answer's tokens: 0 on tokens wholly inside the message's
@@ -213,20 +221,24 @@ class PolicyModel:
         trace = self.trace
         assert trace is not None
         if not text.startswith(trace.rendered) or len(messages) <= trace.n_messages:
-            raise TraceError("the seller's chat is not append-only between turns; the training sequence cannot follow it")
+            raise TraceError(
+                "the seller's chat is not append-only between turns; the training sequence cannot follow it"
+            )
         said = messages[trace.n_messages]
         if said.get("role") != "assistant":
-            raise TraceError(f"expected the seller's previous move after the last prompt, found a {said.get('role')} message")
+            raise TraceError(
+                f"expected the seller's previous move after the last prompt, found a {said.get('role')} message"
+            )
         shown = str(said.get("content") or "").strip()  # the chat template trims message content
-        rest = text[len(trace.rendered):]
+        rest = text[len(trace.rendered) :]
         if not rest.startswith(shown):
             raise TraceError("the chat template does not render the seller's previous move where expected")
         if shown != self._last_text.strip():
             trace.drift += 1
-        env = rest[len(shown):]
+        env = rest[len(shown) :]
         end = self.tokenizer.convert_ids_to_tokens(self.eot)
         if trace.ended and env.startswith(end):
-            env = env[len(end):]  # the seller already wrote it
+            env = env[len(end) :]  # the seller already wrote it
         ids = self._ids(env)
         trace.completion_ids += ids
         trace.env_mask += [0] * len(ids)

@@ -43,24 +43,36 @@ TRAIN_PERSONAS: dict[str, Persona] = {
     for p in [
         NEUTRAL,
         Persona(
-            "train_price_focused", "Price-focused buyer (training)",
+            "train_price_focused",
+            "Price-focused buyer (training)",
             "Price is what you care about most. Push it down steadily and give up extras first.",
-            "linear", {"price": 1.6}, 0.05,
+            "linear",
+            {"price": 1.6},
+            0.05,
         ),
         Persona(
-            "train_service_focused", "Service-focused buyer (training)",
+            "train_service_focused",
+            "Service-focused buyer (training)",
             "You care about service and extras more than the last dollar. Ask for them and trade price for them.",
-            "linear", {"quality": 1.8, "price": 0.8}, 0.0,
+            "linear",
+            {"quality": 1.8, "price": 0.8},
+            0.0,
         ),
         Persona(
-            "train_fast_delivery", "Delivery-focused buyer (training)",
+            "train_fast_delivery",
+            "Delivery-focused buyer (training)",
             "You need this soon. Press for fast delivery; you are flexible on the rest.",
-            "linear", {"delivery": 1.8}, -0.05,
+            "linear",
+            {"delivery": 1.8},
+            -0.05,
         ),
         Persona(
-            "train_terms_focused", "Terms-focused buyer (training)",
+            "train_terms_focused",
+            "Terms-focused buyer (training)",
             "Payment terms and volume matter to your business. Negotiate those hard and be reasonable on price.",
-            "linear", {"payment": 1.8, "quantity": 1.3}, 0.0,
+            "linear",
+            {"payment": 1.8, "quantity": 1.3},
+            0.0,
         ),
     ]
 }
@@ -94,7 +106,9 @@ class BuyerPool:
                 make_party(spec, "buyer")  # checks the tactic and its parameters now
         unknown = [p for p in self.personas if p not in self.persona_table]
         if unknown:
-            raise UsageError(f"unknown training persona(s) {', '.join(unknown)}; known: {', '.join(self.persona_table)}")
+            raise UsageError(
+                f"unknown training persona(s) {', '.join(unknown)}; known: {', '.join(self.persona_table)}"
+            )
         if not self.scenario_seeds:
             raise UsageError("the training pool needs scenario seeds")
         check_train_seeds(self.scenario_seeds)

@@ -40,7 +40,9 @@ class RolloutSettings:
     invalid_penalty: float = 0.1  # subtracted at an invalid-answer rate of 1
     instructions: str = ""  # the business's instructions to the seller, as deployed
     train_messages: bool = True  # False: the loss skips the words of the seller's messages (train.policy)
-    strategy: str = "none"  # the seller's strategy with its settings ("none": the pure LLM policy), as train --strategy takes it
+    strategy: str = (
+        "none"  # the seller's strategy with its settings ("none": the pure LLM policy), as train --strategy takes it
+    )
 
     @property
     def sampling(self) -> Sampling:
@@ -85,17 +87,27 @@ async def play(
 
     async def one(i: int, task: Task) -> Rollout:
         scenario = task.build_scenario(pool)
-        model = PolicyModel(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
+        model = PolicyModel(
+            batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages
+        )
         seller = SellerAgent(
-            model, instructions=settings.instructions, mode="json", max_retries=0,
-            max_tokens=settings.max_tokens, temperature=settings.temperature, spec=seller_spec, seed=seeds[i],
+            model,
+            instructions=settings.instructions,
+            mode="json",
+            max_retries=0,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            spec=seller_spec,
+            seed=seeds[i],
             strategy=parse_strategy(settings.strategy),
         )
         buyer = pool.buyer(task.buyer, task.persona, task.seed)
         parties = (Replay(seller, task.prefix), Replay(buyer, task.prefix)) if task.prefix else (seller, buyer)
         batcher.open()
         try:
-            ep = await run_negotiation(*parties, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i], persona=task.persona)
+            ep = await run_negotiation(
+                *parties, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i], persona=task.persona
+            )
         finally:
             batcher.close()
             await buyer.aclose()

@@ -22,7 +22,16 @@ from negotiator.models.families import model_family
 from negotiator.runtime import EpisodeLog
 
 from .config import RUN_KEY_DEFAULTS, RUN_KEYS, TrainConfig
-from .outputs import MANIFEST, append_metrics, manifest, plot_reward_curve, read_metrics, rewind, save_models, write_json
+from .outputs import (
+    MANIFEST,
+    append_metrics,
+    manifest,
+    plot_reward_curve,
+    read_metrics,
+    rewind,
+    save_models,
+    write_json,
+)
 from .pool import DEFAULT_TACTICS, TRAIN_PERSONAS, BuyerPool
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.16: we know
@@ -50,13 +59,17 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
         diff = {k: (old.get(k), new[k]) for k in RUN_KEYS if old.get(k) != new[k]}
         if diff:
             shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in list(diff.items())[:4])
-            raise UsageError(f"{out} already holds a different training run ({shown}); choose a new --out folder, "
-                             "or rerun the same command to resume it")
+            raise UsageError(
+                f"{out} already holds a different training run ({shown}); choose a new --out folder, "
+                "or rerun the same command to resume it"
+            )
         if (out / MANIFEST).exists():
             done = json.loads((out / MANIFEST).read_text())
             if done.get("max_steps", 0) >= cfg.steps:
                 return done
-            raise UsageError(f"{out} holds a finished run of {done.get('steps')} steps; choose a new --out folder to train longer")
+            raise UsageError(
+                f"{out} holds a finished run of {done.get('steps')} steps; choose a new --out folder to train longer"
+            )
     write_json(path, {**cfg.run_key(), "steps": cfg.steps, "out": str(out)})
     return None
 
@@ -83,7 +96,9 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     cfg.check()
     pool = build_pool(cfg)
     n_prompts = cfg.steps * cfg.prompts_per_step
-    tasks = episode_tasks(cfg.from_episodes, pool, cfg.seed) if cfg.from_episodes else pool_tasks(pool, n_prompts, cfg.seed)
+    tasks = (
+        episode_tasks(cfg.from_episodes, pool, cfg.seed) if cfg.from_episodes else pool_tasks(pool, n_prompts, cfg.seed)
+    )
     resolve_base_path(cfg.base, say)
     finished = prepare_out(cfg)
     if finished is not None:
@@ -102,15 +117,22 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
 
     args = grpo_args(cfg, out)
     lora = LoraConfig(
-        r=cfg.lora_r, lora_alpha=cfg.lora_alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
+        r=cfg.lora_r,
+        lora_alpha=cfg.lora_alpha,
+        lora_dropout=0.0,
+        task_type="CAUSAL_LM",
         target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
         layers_to_transform=_top_layers(base.model, cfg.lora_layers),
     )
     rollouts = NegotiationRollouts(
         pool=pool,
         settings=RolloutSettings(
-            max_tokens=cfg.max_tokens, temperature=cfg.temperature, invalid_penalty=cfg.invalid_penalty,
-            instructions=cfg.instructions, train_messages=cfg.train_messages, strategy=cfg.strategy,
+            max_tokens=cfg.max_tokens,
+            temperature=cfg.temperature,
+            invalid_penalty=cfg.invalid_penalty,
+            instructions=cfg.instructions,
+            train_messages=cfg.train_messages,
+            strategy=cfg.strategy,
             **served_sampling(base.path),
         ),
         tokenizer=base.tokenizer,
@@ -122,8 +144,14 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         engine_factory=_vllm_engine_factory(cfg) if cfg.generation.startswith("vllm") else None,
         seed=cfg.seed,
     )
-    step_log = StepLog(out, rollouts, cfg.steps, console if progress else None, title=f"{cfg.base}, lr {cfg.lr:g}",
-                       max_seconds=60 * cfg.max_minutes if cfg.max_minutes else None)
+    step_log = StepLog(
+        out,
+        rollouts,
+        cfg.steps,
+        console if progress else None,
+        title=f"{cfg.base}, lr {cfg.lr:g}",
+        max_seconds=60 * cfg.max_minutes if cfg.max_minutes else None,
+    )
     trainer = make_trainer(
         model=base.model,
         reward_funcs=[negotiation],
@@ -145,12 +173,17 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     rows = read_metrics(out)
     plot_reward_curve(out, rows, step_log.title)
     save_models(trainer.model, base.tokenizer, out, base.path)
-    record = manifest(cfg, base=base, pool=pool, rows=rows, steps_done=trainer.state.global_step,
-                      seconds=sum(r.get("step_s", 0.0) for r in rows) or time.perf_counter() - t0)
+    record = manifest(
+        cfg,
+        base=base,
+        pool=pool,
+        rows=rows,
+        steps_done=trainer.state.global_step,
+        seconds=sum(r.get("step_s", 0.0) for r in rows) or time.perf_counter() - t0,
+    )
     record["stopped_by_time_limit"] = step_log.stopped_by_time
     write_json(out / MANIFEST, record)
     return record
-
 
 
 def grpo_args(cfg: TrainConfig, out: Path | None = None):
@@ -250,11 +283,23 @@ class StepLog(TrainerCallback):
     def on_train_begin(self, args, state, control, **kwargs):
         if self.console is None:
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(
-            TextColumn("[bold]GRPO[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-            TextColumn("{task.description}"), console=self.console,
+            TextColumn("[bold]GRPO[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.description}"),
+            console=self.console,
         )
         self._progress.start()
         self._task = self._progress.add_task("", total=self.total, completed=state.global_step)
@@ -283,15 +328,20 @@ class StepLog(TrainerCallback):
         append_metrics(self.out, row)
         rows = read_metrics(self.out)
         plot_reward_curve(self.out, rows, self.title)
-        if self.max_seconds is not None and state.global_step < self.total and out_of_time([r["step_s"] for r in rows], self.max_seconds):
+        if (
+            self.max_seconds is not None
+            and state.global_step < self.total
+            and out_of_time([r["step_s"] for r in rows], self.max_seconds)
+        ):
             control.should_training_stop = True
             self.stopped_by_time = True
         if self._progress is not None:
             avg = sum(r["reward"] for r in rows[-5:]) / len(rows[-5:])
             self._progress.update(
-                self._task, completed=state.global_step,
+                self._task,
+                completed=state.global_step,
                 description=f"reward {stats.reward:+.3f} (5-step avg {avg:+.3f})  deals {stats.deal_rate:.0%}  "
-                            f"invalid {stats.invalid_rate:.0%}  gen {stats.rollout_s:.0f}s opt {row['optimize_s']:.0f}s",
+                f"invalid {stats.invalid_rate:.0%}  gen {stats.rollout_s:.0f}s opt {row['optimize_s']:.0f}s",
             )
 
     def close(self) -> None:

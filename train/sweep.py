@@ -22,7 +22,9 @@ from .config import TrainConfig
 from .run import train
 
 
-def sweep(configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit: int | None, console, progress: bool) -> dict:
+def sweep(
+    configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit: int | None, console, progress: bool
+) -> dict:
     arms = {}
     for cfg in configs:
         console.print(f"[bold]arm lr={cfg.lr:g}[/] -> {cfg.out}")
@@ -38,7 +40,18 @@ def sweep(configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit:
     run_dirs = []
     for name, seller in sellers.items():
         run_dir = out / "eval" / name
-        cmd = [sys.executable, "-m", "negotiator", "eval", "--seller", seller, "--suite", eval_suite, "--out", str(run_dir)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "negotiator",
+            "eval",
+            "--seller",
+            seller,
+            "--suite",
+            eval_suite,
+            "--out",
+            str(run_dir),
+        ]
         if eval_limit:
             cmd += ["--limit", str(eval_limit)]
         if not progress:
@@ -54,6 +67,6 @@ def sweep(configs: list[TrainConfig], out: Path, *, eval_suite: str, eval_limit:
 def _run(cmd: list[str]) -> None:
     rc = subprocess.call(cmd)
     if rc != 0:
-        raise SweepFailed(f"`{' '.join(cmd[2:])}` exited with code {rc}; fix the cause and rerun the same command to resume")
-
-
+        raise SweepFailed(
+            f"`{' '.join(cmd[2:])}` exited with code {rc}; fix the cause and rerun the same command to resume"
+        )

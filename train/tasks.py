@@ -74,8 +74,13 @@ def episode_tasks(path: str | Path, pool: BuyerPool, seed: int = 0) -> list[Task
                 continue
             tasks.append(
                 Task(
-                    id=f"e{len(tasks)}", scenario=ep.scenario, buyer=rng.choice(pool.buyers), persona="neutral",
-                    seed=seed * 1_000_003 + len(tasks), prefix=moves[:i], source_episode=ep.episode_id,
+                    id=f"e{len(tasks)}",
+                    scenario=ep.scenario,
+                    buyer=rng.choice(pool.buyers),
+                    persona="neutral",
+                    seed=seed * 1_000_003 + len(tasks),
+                    prefix=moves[:i],
+                    source_episode=ep.episode_id,
                 )
             )
     if not tasks:

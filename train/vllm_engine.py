@@ -59,28 +59,42 @@ class VLLMEngine:
         llm = self.trainer.vllm_generation.llm
         params = [
             SamplingParams(
-                temperature=r.sampling.temperature, top_p=r.sampling.top_p,
-                top_k=r.sampling.top_k if r.sampling.top_k > 0 else -1, seed=r.sampling.seed, max_tokens=r.max_new_tokens,
-                stop_token_ids=self.stop_ids, structured_outputs=StructuredOutputsParams(json=r.grammar) if r.grammar else None,
+                temperature=r.sampling.temperature,
+                top_p=r.sampling.top_p,
+                top_k=r.sampling.top_k if r.sampling.top_k > 0 else -1,
+                seed=r.sampling.seed,
+                max_tokens=r.max_new_tokens,
+                stop_token_ids=self.stop_ids,
+                structured_outputs=StructuredOutputsParams(json=r.grammar) if r.grammar else None,
             )
             for r in requests
         ]
-        outs = llm.generate([{"prompt_token_ids": r.prompt_ids} for r in requests], sampling_params=params, use_tqdm=False)
+        outs = llm.generate(
+            [{"prompt_token_ids": r.prompt_ids} for r in requests], sampling_params=params, use_tqdm=False
+        )
         return [self._result(r.prompt_ids, list(o.outputs[0].token_ids)) for r, o in zip(requests, outs)]
 
     def _server(self, requests: Sequence[Request]) -> list[Decoded]:
         client = self.trainer.vllm_generation.vllm_client
-        groups: dict[tuple, list[int]] = defaultdict(list)  # one call per schema and settings: the client takes one of each
+        groups: dict[tuple, list[int]] = defaultdict(
+            list
+        )  # one call per schema and settings: the client takes one of each
         for i, r in enumerate(requests):
             groups[(json.dumps(r.grammar, sort_keys=True), dataclasses.replace(r.sampling, seed=None))].append(i)
         results: list[Decoded | None] = [None] * len(requests)
         for (key, s), rows in groups.items():
             schema = json.loads(key)
             out = client.generate(
-                prompts=[requests[i].prompt_ids for i in rows], n=1, temperature=s.temperature,
-                top_p=s.top_p, top_k=s.top_k if s.top_k > 0 else -1,
+                prompts=[requests[i].prompt_ids for i in rows],
+                n=1,
+                temperature=s.temperature,
+                top_p=s.top_p,
+                top_k=s.top_k if s.top_k > 0 else -1,
                 max_tokens=max(requests[i].max_new_tokens for i in rows),
-                generation_kwargs={"stop_token_ids": self.stop_ids, **({"structured_outputs": {"json": schema}} if schema else {})},
+                generation_kwargs={
+                    "stop_token_ids": self.stop_ids,
+                    **({"structured_outputs": {"json": schema}} if schema else {}),
+                },
             )
             for i, ids in zip(rows, out["completion_ids"]):
                 results[i] = self._result(requests[i].prompt_ids, list(ids)[: requests[i].max_new_tokens])

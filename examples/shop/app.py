@@ -39,8 +39,16 @@ async def _relay(method: str, path: str, body: dict | None = None) -> Response:
     try:
         r = await client.request(method, path, json=body)
     except httpx.HTTPError:
-        return Response(json.dumps({"error": "seller_unavailable", "message": "The seller is not reachable right now; try again in a moment."}),
-                        status_code=503, media_type="application/json")
+        return Response(
+            json.dumps(
+                {
+                    "error": "seller_unavailable",
+                    "message": "The seller is not reachable right now; try again in a moment.",
+                }
+            ),
+            status_code=503,
+            media_type="application/json",
+        )
     return Response(r.content, status_code=r.status_code, media_type="application/json")
 
 

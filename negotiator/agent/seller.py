@@ -151,9 +151,23 @@ class SellerAgent(LLMParty):
             strategy = params.pop("strategy", strategy)
         plan = seller_strategy(strategy, params)
         super().__init__(
-            model, role="seller", instructions=instructions, limits=limits, mode=mode, max_retries=max_retries,
-            guard=True, base_url=base_url, api_key=api_key, temperature=temperature, max_tokens=max_tokens,
-            retry=retry, constrain=constrain, tracer=tracer, spec=spec, strategy=plan, seed=seed,
+            model,
+            role="seller",
+            instructions=instructions,
+            limits=limits,
+            mode=mode,
+            max_retries=max_retries,
+            guard=True,
+            base_url=base_url,
+            api_key=api_key,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            retry=retry,
+            constrain=constrain,
+            tracer=tracer,
+            spec=spec,
+            strategy=plan,
+            seed=seed,
             wrap_model=wrap_model,
         )
 
@@ -181,8 +195,10 @@ class SellerAgent(LLMParty):
             try:
                 scenario.check_limits(self.limits)
             except ValueError as e:
-                raise UsageError(f"the seller's limits do not fit listing {scenario.id!r}: {e}; its issues are "
-                                 f"{', '.join(scenario.space.names)}") from None
+                raise UsageError(
+                    f"the seller's limits do not fit listing {scenario.id!r}: {e}; its issues are "
+                    f"{', '.join(scenario.space.names)}"
+                ) from None
         return PartyView.of(scenario, "seller", moves, self.limits)
 
     async def respond(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:

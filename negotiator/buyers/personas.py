@@ -31,11 +31,20 @@ PERSONAS_VERSION = 1
 # Which aspect an issue of the scenario templates belongs to; unknown issues count as "other".
 ASPECTS: dict[str, str] = {
     "delivery_days": "delivery",
-    "warranty_months": "quality", "inspection": "quality", "support": "quality", "menu": "quality",
-    "accessories": "quality", "assembly": "quality", "onboarding": "quality",
-    "payment_terms": "payment", "deposit_percent": "payment", "financing": "payment",
-    "contract_months": "payment", "cancellation": "payment",
-    "quantity": "quantity", "seats": "quantity",
+    "warranty_months": "quality",
+    "inspection": "quality",
+    "support": "quality",
+    "menu": "quality",
+    "accessories": "quality",
+    "assembly": "quality",
+    "onboarding": "quality",
+    "payment_terms": "payment",
+    "deposit_percent": "payment",
+    "financing": "payment",
+    "contract_months": "payment",
+    "cancellation": "payment",
+    "quantity": "quantity",
+    "seats": "quantity",
 }
 
 
@@ -46,83 +55,122 @@ def aspect(issue_name: str) -> str:
 
 
 NEUTRAL = Persona(
-    "neutral", "Neutral buyer", "", "linear",
+    "neutral",
+    "Neutral buyer",
+    "",
+    "linear",
 )
 
 PERSONAS: dict[str, Persona] = {
     p.name: p
     for p in [
         Persona(
-            "budget_student", "Budget-bound student",
+            "budget_student",
+            "Budget-bound student",
             "You are a university student buying on a tight budget. Say so. Be polite but keep pushing the "
             "price down; give up extras and fast delivery before you pay more.",
-            "boulware?e=0.3", {"price": 2.0, "quality": 0.5, "delivery": 0.7}, 0.05,
+            "boulware?e=0.3",
+            {"price": 2.0, "quality": 0.5, "delivery": 0.7},
+            0.05,
         ),
         Persona(
-            "procurement_officer", "Procurement officer",
+            "procurement_officer",
+            "Procurement officer",
             "You are a procurement officer buying for a company. Be formal and methodical, cite purchasing "
             "policy, insist on favourable payment terms and volume, and concede only in small, justified steps.",
-            "boulware?e=0.5", {"payment": 2.0, "quantity": 1.5, "price": 1.2}, 0.10,
+            "boulware?e=0.5",
+            {"payment": 2.0, "quantity": 1.5, "price": 1.2},
+            0.10,
         ),
         Persona(
-            "impatient", "Impatient buyer",
+            "impatient",
+            "Impatient buyer",
             "You are in a hurry and want this settled in as few rounds as possible. Keep messages short, "
             "press for quick delivery, and prefer a reasonable deal now to a better one later.",
-            "conceder?e=4", {"delivery": 2.0}, -0.10,
+            "conceder?e=4",
+            {"delivery": 2.0},
+            -0.10,
         ),
         Persona(
-            "friendly_haggler", "Friendly haggler",
+            "friendly_haggler",
+            "Friendly haggler",
             "You enjoy haggling and stay warm and good-humoured throughout. Make many small counter-offers, "
             "meet the seller part of the way each time, and ask for a little more every round.",
-            "linear", {}, 0.0,
+            "linear",
+            {},
+            0.0,
         ),
         Persona(
-            "aggressive_anchorer", "Aggressive anchorer",
+            "aggressive_anchorer",
+            "Aggressive anchorer",
             "You open with a very low anchor and defend it hard. Question the seller's price, concede very "
             "little and late, and make the seller do the moving.",
-            "boulware?e=0.12", {"price": 1.5}, 0.05,
+            "boulware?e=0.12",
+            {"price": 1.5},
+            0.05,
         ),
         Persona(
-            "walkaway_threatener", "Walk-away threatener",
+            "walkaway_threatener",
+            "Walk-away threatener",
             "You make it clear you have other options. If the seller does not move, say you are ready to walk "
             "away, and do walk away if they keep stalling.",
-            "threatener?patience=1", {"price": 1.2}, 0.10,
+            "threatener?patience=1",
+            {"price": 1.2},
+            0.10,
         ),
         Persona(
-            "bundle_seeker", "Bundle seeker",
+            "bundle_seeker",
+            "Bundle seeker",
             "You want a package deal. Ask for extras, more units and better service bundled into the price, "
             "and trade price for a richer bundle.",
-            "linear?e=0.8", {"quantity": 2.0, "quality": 1.8, "price": 0.8}, 0.0,
+            "linear?e=0.8",
+            {"quantity": 2.0, "quality": 1.8, "price": 0.8},
+            0.0,
         ),
         Persona(
-            "quality_first", "Quality-first buyer",
+            "quality_first",
+            "Quality-first buyer",
             "Quality and service matter most to you: warranty, support, inspection, the better option. You "
             "will pay a fair price for them but will not give them up.",
-            "linear", {"quality": 2.5, "price": 0.5}, 0.0,
+            "linear",
+            {"quality": 2.5, "price": 0.5},
+            0.0,
         ),
         Persona(
-            "cash_flow_manager", "Cash-flow-conscious owner",
+            "cash_flow_manager",
+            "Cash-flow-conscious owner",
             "You run a small business and watch cash flow closely. Push for later payment, smaller deposits "
             "and flexible terms; be open on the rest.",
-            "linear", {"payment": 2.5}, 0.0,
+            "linear",
+            {"payment": 2.5},
+            0.0,
         ),
         Persona(
-            "deadline_driven", "Deadline-driven planner",
+            "deadline_driven",
+            "Deadline-driven planner",
             "You are organising something with a fixed date. Delivery time is critical; you will move on price "
             "to secure it, and you want the deal closed soon.",
-            "conceder?e=2", {"delivery": 2.5, "price": 0.8}, -0.05,
+            "conceder?e=2",
+            {"delivery": 2.5, "price": 0.8},
+            -0.05,
         ),
         Persona(
-            "comparison_shopper", "Comparison shopper",
+            "comparison_shopper",
+            "Comparison shopper",
             "You hold a competing quote and mention it. Compare every offer with it, stay firm, and only accept "
             "terms clearly better than your alternative.",
-            "hardliner?level=0.5", {"price": 1.3}, 0.15,
+            "hardliner?level=0.5",
+            {"price": 1.3},
+            0.15,
         ),
         Persona(
-            "loyal_regular", "Loyal repeat customer",
+            "loyal_regular",
+            "Loyal repeat customer",
             "You have bought from this seller before and want to keep the relationship. Be cooperative and "
             "appreciative, mention your loyalty, and meet the seller halfway readily.",
-            "conceder?e=2", {"quality": 1.2}, -0.05,
+            "conceder?e=2",
+            {"quality": 1.2},
+            -0.05,
         ),
     ]
 }
@@ -137,8 +185,9 @@ def get_persona(name: str) -> Persona:
 
     if name in ATTACKS:
         return ATTACKS[name].persona
-    raise UsageError(f"unknown persona {name!r}; choose one of {', '.join(PERSONAS)}, an attack ({', '.join(ATTACKS)}) "
-                     "or neutral")
+    raise UsageError(
+        f"unknown persona {name!r}; choose one of {', '.join(PERSONAS)}, an attack ({', '.join(ATTACKS)}) or neutral"
+    )
 
 
 def persona_preferences(prefs: Preferences, persona: Persona, reservation: float | None = None) -> Preferences:
@@ -169,4 +218,13 @@ def persona_scenario(scenario: Scenario, persona: Persona | str) -> Scenario:
     return out
 
 
-__all__ = ["PERSONAS", "PERSONAS_VERSION", "NEUTRAL", "Persona", "aspect", "get_persona", "persona_preferences", "persona_scenario"]
+__all__ = [
+    "PERSONAS",
+    "PERSONAS_VERSION",
+    "NEUTRAL",
+    "Persona",
+    "aspect",
+    "get_persona",
+    "persona_preferences",
+    "persona_scenario",
+]

@@ -49,14 +49,19 @@ _COUNTER = [
 ]
 _FIRM = ["I'm holding at {terms}.", "This is as far as I can go for now: {terms}."]
 _ACCEPT = ["Deal, that works for me.", "Agreed. Let's do it.", "OK, you have a deal."]
-_THREAT = ["If this is your best, I'm ready to walk away. {terms} or we're done.", "I have other options. Last chance: {terms}."]
+_THREAT = [
+    "If this is your best, I'm ready to walk away. {terms} or we're done.",
+    "I have other options. Last chance: {terms}.",
+]
 _WALK = ["This isn't working for me. I'm walking away.", "We're too far apart. Goodbye."]
 
 
 class RuleParty:
     """A rule-based seller or buyer. Spec: ``rule/<strategy>?param=value``."""
 
-    def __init__(self, strategy: str, role: Role, *, params: dict[str, str] | None = None, seed: int = 0, spec: str | None = None):
+    def __init__(
+        self, strategy: str, role: Role, *, params: dict[str, str] | None = None, seed: int = 0, spec: str | None = None
+    ):
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown rule strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
         p = dict(params or {})
@@ -69,8 +74,10 @@ class RuleParty:
         known = _PARAMS[strategy]
         unknown = [k for k in p if k not in known]
         if unknown:
-            raise UsageError(f"unknown parameters for rule/{strategy}: {', '.join(unknown)}; known: "
-                             f"{', '.join(['patience', 'noise', 'seed', *known])}")
+            raise UsageError(
+                f"unknown parameters for rule/{strategy}: {', '.join(unknown)}; known: "
+                f"{', '.join(['patience', 'noise', 'seed', *known])}"
+            )
         settings = {"e": _DEFAULT_E[strategy]} if strategy in _DEFAULT_E else {}
         settings.update({"candidates": 1, "opponent": role == "seller"})
         settings.update(p)
@@ -134,7 +141,7 @@ class RuleParty:
         theirs = view.offers_by(other(view.role))
         if not theirs or view.utility(theirs[-1]) >= r:
             return None
-        recent = [view.utility(o) for o in theirs[-(self.patience + 1):]]
+        recent = [view.utility(o) for o in theirs[-(self.patience + 1) :]]
         stalled = len(recent) > self.patience and recent[-1] - recent[0] < 0.02
         if stalled:
             return "walk" if self._warned(view) else "warn"

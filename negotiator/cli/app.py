@@ -50,7 +50,9 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     ctx: typer.Context,
-    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     command = ctx.invoked_subcommand
     if command in ("eval", "train"):
@@ -72,7 +74,9 @@ def output_folder(path: Path, flag: str = "--out") -> Path:
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
-                raise UsageError(f"{flag} {path}: {parent} is a file, so no folder can be made below it; choose another {flag}")
+                raise UsageError(
+                    f"{flag} {path}: {parent} is a file, so no folder can be made below it; choose another {flag}"
+                )
             break
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -80,7 +84,9 @@ def output_folder(path: Path, flag: str = "--out") -> Path:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as e:
-        raise UsageError(f"{flag} {path}: cannot write there ({e.strerror or e}); choose a folder you can write to, or fix its permissions") from None
+        raise UsageError(
+            f"{flag} {path}: cannot write there ({e.strerror or e}); choose a folder you can write to, or fix its permissions"
+        ) from None
     return path
 
 
@@ -105,8 +111,11 @@ def _os_error(e: OSError) -> tuple[str, int]:
     where = " ".join(str(x) for x in (e.filename, e.filename2) if x)
     what = e.strerror or str(e)
     # A path the user named that is missing, a file where a folder belongs, no permission: bad input.
-    usage = isinstance(e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)) or e.errno in (
-        errno.EROFS, errno.ENAMETOOLONG,
+    usage = isinstance(
+        e, (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
+    ) or e.errno in (
+        errno.EROFS,
+        errno.ENAMETOOLONG,
     )
     hint = "check the path and its permissions" if usage else "check the disk (space, mounts) and run the command again"
     return f"{what}{': ' + where if where else ''}; {hint}", EXIT_USAGE if usage else EXIT_FAILURE

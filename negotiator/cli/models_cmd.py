@@ -15,7 +15,12 @@ app.add_typer(models_app, name="models")
 
 @models_app.command("prepare")
 def prepare_command(
-    name: Annotated[str, typer.Argument(help="Model to prepare: gemma-3-270m (or tiny-random-gemma, for tests; a shipped seller prepares its base).")] = "gemma-3-270m",
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="Model to prepare: gemma-3-270m (or tiny-random-gemma, for tests; a shipped seller prepares its base)."
+        ),
+    ] = "gemma-3-270m",
     force: Annotated[bool, typer.Option(help="Rebuild even when a good copy is cached.")] = False,
 ) -> None:
     """Convert a model once into a cached transformers folder (done automatically on first use).
@@ -46,7 +51,13 @@ def list_command() -> None:
         table.add_column(col)
     for m in list_models():
         status = "[green]ready[/]" if m.status == "ready" else m.status
-        size = "-" if not m.size_bytes else f"{m.size_bytes / 1e6:.0f} MB" if m.size_bytes >= 1e6 else f"{m.size_bytes / 1e3:.0f} kB"
+        size = (
+            "-"
+            if not m.size_bytes
+            else f"{m.size_bytes / 1e6:.0f} MB"
+            if m.size_bytes >= 1e6
+            else f"{m.size_bytes / 1e3:.0f} kB"
+        )
         table.add_row(m.name, status, size, (m.source.get("sha256") or "-")[:16], m.description)
     console.print(table)
     console.print("Use one with --seller local/NAME (or local/PATH for a model or LoRA adapter folder).")

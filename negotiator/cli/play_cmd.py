@@ -26,7 +26,12 @@ class _Announced:
 
 @app.command("play")
 def play_command(
-    seller: Annotated[str, typer.Option(help="Seller spec to negotiate against: rule/boulware, local/gemma-3-270m, openai/gpt-4o-mini ...")] = "rule/boulware",
+    seller: Annotated[
+        str,
+        typer.Option(
+            help="Seller spec to negotiate against: rule/boulware, local/gemma-3-270m, openai/gpt-4o-mini ..."
+        ),
+    ] = "rule/boulware",
     scenario: Annotated[int, typer.Option(help="Scenario seed (`negotiator scenarios list` shows some).")] = 10_000_000,
     template: Annotated[Optional[str], typer.Option(help="Scenario template (default: drawn from the seed).")] = None,
     seller_base_url: Annotated[Optional[str], typer.Option(help="Base URL for the seller's model server.")] = None,
@@ -50,8 +55,10 @@ def play_command(
     party = make_party(seller, "seller", base_url=seller_base_url)  # a bad spec fails here, before anything is shown
     human = HumanBuyer(s, console)
     console.print(f"[bold]You are buying: {s.product.name}[/]. {s.product.description}")
-    console.print(f"{s.max_rounds} rounds; the {s.opener} opens. Walking away is worth {s.buyer.reservation:.2f} to you: "
-                  "a deal worth less is worse than no deal.")
+    console.print(
+        f"{s.max_rounds} rounds; the {s.opener} opens. Walking away is worth {s.buyer.reservation:.2f} to you: "
+        "a deal worth less is worse than no deal."
+    )
     console.print(preferences_table(s, s.buyer))
     is_local = parse_spec(seller).kind == "local"
     if is_local:
@@ -67,9 +74,13 @@ def play_command(
         console.print(f"\n[bold cyan]seller[/] {last.action}: {escape(last.message)}")
     o, m = ep.outcome, ep.metrics
     if o.deal:
-        console.print(f"\n[bold green]Deal[/]: {s.space.format_offer(o.terms)}; your score {m.buyer_score:.3f}, seller's {m.seller_score:.3f}")
+        console.print(
+            f"\n[bold green]Deal[/]: {s.space.format_offer(o.terms)}; your score {m.buyer_score:.3f}, seller's {m.seller_score:.3f}"
+        )
     elif ep.error is not None:
-        console.print(f"\n[bold red]The negotiation stopped on an error[/] ({ep.error.party}): {escape(ep.error.message)}")
+        console.print(
+            f"\n[bold red]The negotiation stopped on an error[/] ({ep.error.party}): {escape(ep.error.message)}"
+        )
         raise typer.Exit(1)
     else:
         console.print(f"\n[bold yellow]No deal[/] ({o.ended_by}).")

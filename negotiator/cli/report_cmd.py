@@ -13,8 +13,18 @@ from .app import app, console, output_folder
 
 @app.command("report")
 def report_command(
-    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN_DIR...", help="Run folders written by `negotiator eval --out`; shards of one arm merge.")],
-    out: Annotated[Optional[Path], typer.Option(help="Where to write summary.json, plots/ and report.html. Default: RUN_DIR/report for one arm, ./report for several.")] = None,
+    run_dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN_DIR...", help="Run folders written by `negotiator eval --out`; shards of one arm merge."
+        ),
+    ],
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="Where to write summary.json, plots/ and report.html. Default: RUN_DIR/report for one arm, ./report for several."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation resampling.")] = 0,
 ) -> None:
     """Compare seller arms on identical negotiations: tables, summary.json, plots and report.html.
@@ -43,7 +53,9 @@ def report_command(
     out_dir = output_folder(out or (arms[0].runs[0] / "report" if len(arms) == 1 else Path("report")))
     empty = [a.name for a in arms if not a.episodes]
     if empty:
-        raise UsageError(f"no readable negotiations in the run of {', '.join(empty)}; run `negotiator eval` into it first")
+        raise UsageError(
+            f"no readable negotiations in the run of {', '.join(empty)}; run `negotiator eval` into it first"
+        )
     report = build_report(arms, seed=seed)
     print_report(report, console)
     files = write_report(report, out_dir, arms)

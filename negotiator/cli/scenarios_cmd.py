@@ -17,7 +17,10 @@ app.add_typer(scenarios_app, name="scenarios")
 def list_scenarios(
     start: Annotated[int, typer.Option(help="First seed.")] = 0,
     count: Annotated[int, typer.Option(help="How many seeds.", min=1)] = 10,
-    template: Annotated[Optional[str], typer.Option(help="Scenario template, e.g. furniture or saas_seats (default: drawn from each seed).")] = None,
+    template: Annotated[
+        Optional[str],
+        typer.Option(help="Scenario template, e.g. furniture or saas_seats (default: drawn from each seed)."),
+    ] = None,
 ) -> None:
     """One line per scenario: id, product, issues, rounds, who opens, reservations."""
     from ..domain.generator import generate
@@ -27,8 +30,15 @@ def list_scenarios(
         table.add_column(col)
     for seed in range(start, start + count):
         s = generate(seed, template)
-        table.add_row(s.id, s.product.name, ", ".join(s.space.names), str(s.max_rounds), s.opener,
-                      f"{s.seller.reservation:.2f}", f"{s.buyer.reservation:.2f}")
+        table.add_row(
+            s.id,
+            s.product.name,
+            ", ".join(s.space.names),
+            str(s.max_rounds),
+            s.opener,
+            f"{s.seller.reservation:.2f}",
+            f"{s.buyer.reservation:.2f}",
+        )
     console.print(table)
 
 
@@ -53,17 +63,29 @@ def show_scenario(
     for col in ("issue", "allowed", "seller weight", "seller values", "buyer weight", "buyer values"):
         table.add_column(col)
     for i in s.issues:
+
         def values(prefs):
             vf = prefs.values[i.name]
             if isinstance(i, NumericIssue):
                 return f"best {_fmt(vf.best)}, worst {_fmt(vf.worst)}"
             return ", ".join(f"{o}:{vf(o):.2f}" for o in i.options)
-        table.add_row(i.name, i.describe(), f"{s.seller.weights[i.name]:.2f}", values(s.seller),
-                      f"{s.buyer.weights[i.name]:.2f}", values(s.buyer))
+
+        table.add_row(
+            i.name,
+            i.describe(),
+            f"{s.seller.weights[i.name]:.2f}",
+            values(s.seller),
+            f"{s.buyer.weights[i.name]:.2f}",
+            values(s.buyer),
+        )
     console.print(table)
     a = analysis(s)
-    console.print(f"reservations: seller {s.seller.reservation:.3f}, buyer {s.buyer.reservation:.3f}; "
-                  f"seller limits: {s.seller_limits.model_dump(exclude_defaults=True)}")
+    console.print(
+        f"reservations: seller {s.seller.reservation:.3f}, buyer {s.buyer.reservation:.3f}; "
+        f"seller limits: {s.seller_limits.model_dump(exclude_defaults=True)}"
+    )
     if a.nash_terms:
-        console.print(f"Nash bargaining point: {s.space.format_offer(a.nash_terms)} "
-                      f"(U_s {a.nash[0]:.3f}, U_b {a.nash[1]:.3f}); Pareto frontier: {len(a.frontier)} points")
+        console.print(
+            f"Nash bargaining point: {s.space.format_offer(a.nash_terms)} "
+            f"(U_s {a.nash[0]:.3f}, U_b {a.nash[1]:.3f}); Pareto frontier: {len(a.frontier)} points"
+        )

@@ -26,7 +26,9 @@ def api_key_from_env(no_auth: bool) -> str | None:
             "'Authorization: Bearer <key>'; or pass --no-auth for local development only."
         )
     if len(key) < MIN_KEY_CHARS:
-        raise UsageError(f"NEGOTIATOR_API_KEY is only {len(key)} characters; use at least {MIN_KEY_CHARS} random characters")
+        raise UsageError(
+            f"NEGOTIATOR_API_KEY is only {len(key)} characters; use at least {MIN_KEY_CHARS} random characters"
+        )
     return key
 
 
@@ -39,37 +41,70 @@ def check_store(store: str) -> None:
 
     path = Path(store).expanduser()
     if path.is_dir():
-        raise UsageError(f"--store {store} is a folder; give the path of a SQLite file (created if missing), e.g. {path / 'negotiations.sqlite'}")
+        raise UsageError(
+            f"--store {store} is a folder; give the path of a SQLite file (created if missing), e.g. {path / 'negotiations.sqlite'}"
+        )
     output_folder(path.parent, "--store's folder")
     if path.exists():
         try:
             with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
                 db.execute("PRAGMA schema_version").fetchone()
         except sqlite3.DatabaseError as e:
-            raise UsageError(f"--store {store} is not a SQLite database ({e}); give another file, or move this one away") from None
+            raise UsageError(
+                f"--store {store} is not a SQLite database ({e}); give another file, or move this one away"
+            ) from None
 
 
 @app.command("serve")
 def serve_command(
-    host: Annotated[str, typer.Option(help="Address to listen on. 0.0.0.0 exposes the service to the network.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option(help="Address to listen on. 0.0.0.0 exposes the service to the network.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8000,
-    seller: Annotated[str, typer.Option(help="Seller spec: local/gemma-3-270m, hosted_vllm/MODEL, openai/gpt-4o-mini ...")] = DEFAULT_SELLER,
-    seller_base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM, LiteLLM proxy).")] = None,
+    seller: Annotated[
+        str, typer.Option(help="Seller spec: local/gemma-3-270m, hosted_vllm/MODEL, openai/gpt-4o-mini ...")
+    ] = DEFAULT_SELLER,
+    seller_base_url: Annotated[
+        Optional[str],
+        typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM, LiteLLM proxy)."),
+    ] = None,
     instructions: Annotated[str, typer.Option(help="The business's instructions for the seller (tone, brand).")] = "",
-    store: Annotated[str, typer.Option(envvar="NEGOTIATOR_STORE", help="Where negotiations are kept: a SQLite file or a postgresql:// URL.")] = "negotiations.sqlite",
+    store: Annotated[
+        str,
+        typer.Option(
+            envvar="NEGOTIATOR_STORE", help="Where negotiations are kept: a SQLite file or a postgresql:// URL."
+        ),
+    ] = "negotiations.sqlite",
     no_auth: Annotated[bool, typer.Option("--no-auth", help="Run without an API key. Local development only.")] = False,
-    cors_origin: Annotated[Optional[list[str]], typer.Option(
-        help="A shop page's origin (https://shop.example) allowed to call the service from the browser with a "
-        "negotiation's session token. Repeat for several.")] = None,
-    catalogue: Annotated[Optional[Path], typer.Option(
-        help="A JSON file of listings agents may discover and open over MCP and A2A (docs/protocols.md). "
-        "Default: one generated listing per product template.")] = None,
-    public_catalogue: Annotated[bool, typer.Option(
-        "--public-catalogue", help="Let agents without a credential open negotiations on catalogue listings over MCP and "
-        "A2A; each then continues with its own session token.")] = False,
-    public_url: Annotated[Optional[str], typer.Option(
-        help="The URL clients reach this service at (https://shop.example/negotiator), for the A2A agent card. "
-        "Default: the URL of each request.")] = None,
+    cors_origin: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            help="A shop page's origin (https://shop.example) allowed to call the service from the browser with a "
+            "negotiation's session token. Repeat for several."
+        ),
+    ] = None,
+    catalogue: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="A JSON file of listings agents may discover and open over MCP and A2A (docs/protocols.md). "
+            "Default: one generated listing per product template."
+        ),
+    ] = None,
+    public_catalogue: Annotated[
+        bool,
+        typer.Option(
+            "--public-catalogue",
+            help="Let agents without a credential open negotiations on catalogue listings over MCP and "
+            "A2A; each then continues with its own session token.",
+        ),
+    ] = False,
+    public_url: Annotated[
+        Optional[str],
+        typer.Option(
+            help="The URL clients reach this service at (https://shop.example/negotiator), for the A2A agent card. "
+            "Default: the URL of each request."
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve negotiations over HTTP. Needs NEGOTIATOR_API_KEY (or --no-auth for local development).
@@ -88,32 +123,57 @@ def serve_command(
 
         from ..service import ServiceSettings, create_app
     except ImportError as e:
-        raise UsageError(f"the service needs its extra: pip install 'negotiator-sdk[serve]' ({e.name} is missing)") from None
+        raise UsageError(
+            f"the service needs its extra: pip install 'negotiator-sdk[serve]' ({e.name} is missing)"
+        ) from None
     from ..agreements import SIGNING_KEY_ENV, SigningKey
     from ..runtime.parties import make_party
     from ..service.catalogue import Catalogue
 
     key = api_key_from_env(no_auth)
     for origin in cors_origin or []:
-        if origin == "*" or not origin.startswith(("http://", "https://")) or origin.rstrip("/") != origin or origin.count("/") != 2:
-            raise UsageError(f"--cors-origin {origin!r}: give an origin such as https://shop.example (scheme and host, no path)")
+        if (
+            origin == "*"
+            or not origin.startswith(("http://", "https://"))
+            or origin.rstrip("/") != origin
+            or origin.count("/") != 2
+        ):
+            raise UsageError(
+                f"--cors-origin {origin!r}: give an origin such as https://shop.example (scheme and host, no path)"
+            )
     check_store(store)
     if key is None:
-        err_console.print("[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only.")
+        err_console.print(
+            "[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only."
+        )
     listings = Catalogue.load(catalogue) if catalogue is not None else None
     if public_url is not None and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url {public_url!r}: give the URL clients use, such as https://shop.example")
     if public_catalogue and key is None:
-        raise UsageError("--public-catalogue needs a key: without one (--no-auth) every caller may do everything anyway")
+        raise UsageError(
+            "--public-catalogue needs a key: without one (--no-auth) every caller may do everything anyway"
+        )
     signing_key = SigningKey.from_env()
     if signing_key is None:
         signing_key = SigningKey.generate()
-        err_console.print(f"[bold yellow]warning:[/] {SIGNING_KEY_ENV} is not set: agreements are signed with a key made for this "
-                          "process (public key at /.well-known/jwks.json); after a restart they no longer verify. Set it to "
-                          "the output of: python -c 'from negotiator.agreements import SigningKey; print(SigningKey.generate().export())'")
-    party = make_party(seller, "seller", base_url=seller_base_url, instructions=instructions)  # a bad spec fails here, exit 2
-    application = create_app(ServiceSettings(
-        seller=party, store=store, api_key=key, cors_origins=list(cors_origin or []), catalogue=listings,
-        public_catalogue=public_catalogue, signing_key=signing_key, public_url=public_url.rstrip("/") if public_url else None,
-    ))
+        err_console.print(
+            f"[bold yellow]warning:[/] {SIGNING_KEY_ENV} is not set: agreements are signed with a key made for this "
+            "process (public key at /.well-known/jwks.json); after a restart they no longer verify. Set it to "
+            "the output of: python -c 'from negotiator.agreements import SigningKey; print(SigningKey.generate().export())'"
+        )
+    party = make_party(
+        seller, "seller", base_url=seller_base_url, instructions=instructions
+    )  # a bad spec fails here, exit 2
+    application = create_app(
+        ServiceSettings(
+            seller=party,
+            store=store,
+            api_key=key,
+            cors_origins=list(cors_origin or []),
+            catalogue=listings,
+            public_catalogue=public_catalogue,
+            signing_key=signing_key,
+            public_url=public_url.rstrip("/") if public_url else None,
+        )
+    )
     uvicorn.run(application, host=host, port=port, log_level=log_level, proxy_headers=False, server_header=False)

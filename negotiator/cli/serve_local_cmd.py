@@ -12,8 +12,13 @@ from .app import app, console, err_console
 
 @app.command("serve-local")
 def serve_local_command(
-    spec: Annotated[str, typer.Argument(help="local/gemma-3-270m, local/PATH (model or LoRA adapter folder), or just the name or path.")] = "local/gemma-3-270m",
-    host: Annotated[str, typer.Option(help="Interface to listen on. Keep loopback unless you mean to share it.")] = "127.0.0.1",
+    spec: Annotated[
+        str,
+        typer.Argument(help="local/gemma-3-270m, local/PATH (model or LoRA adapter folder), or just the name or path."),
+    ] = "local/gemma-3-270m",
+    host: Annotated[
+        str, typer.Option(help="Interface to listen on. Keep loopback unless you mean to share it.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
     max_batch: Annotated[int, typer.Option(help="Most requests generated together in one batch.")] = 16,
 ) -> None:
@@ -30,7 +35,7 @@ def serve_local_command(
 
     if port < 0 or port > 65535:
         raise UsageError(f"--port {port}: choose 0..65535")
-    name = spec[len("local/"):] if spec.startswith("local/") else spec
+    name = spec[len("local/") :] if spec.startswith("local/") else spec
     check_extra()
     target = resolve_target(name)
     if target.note:
@@ -45,9 +50,19 @@ def serve_local_command(
         url = f"http://{h}:{p}/v1"
         console.print(f"serving {target.served_name} at [bold]{url}[/]  (Ctrl-C stops it)", soft_wrap=True)
         console.print(f"model folder: {target.folder}", soft_wrap=True)
-        console.print(f"try: negotiator eval --seller hosted_vllm/{target.served_name} --seller-base-url {url}", soft_wrap=True)
+        console.print(
+            f"try: negotiator eval --seller hosted_vllm/{target.served_name} --seller-base-url {url}", soft_wrap=True
+        )
 
     try:
-        serve(target.folder, name=target.served_name, host=host, port=port, max_batch=max_batch, base=target.base, on_ready=ready)
+        serve(
+            target.folder,
+            name=target.served_name,
+            host=host,
+            port=port,
+            max_batch=max_batch,
+            base=target.base,
+            on_ready=ready,
+        )
     except OSError as e:
         raise UsageError(f"cannot listen on {host}:{port} ({e.strerror or e}); choose another --port") from None

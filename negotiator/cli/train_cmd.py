@@ -15,7 +15,9 @@ def _parse_lrs(text: str) -> list[float]:
     try:
         lrs = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UsageError(f"--lr {text!r}: give a learning rate such as 6e-4, or several separated by commas (3e-4,6e-4,1e-3)") from None
+        raise UsageError(
+            f"--lr {text!r}: give a learning rate such as 6e-4, or several separated by commas (3e-4,6e-4,1e-3)"
+        ) from None
     if not lrs or any(not 0 < x < 1 for x in lrs):
         raise UsageError(f"--lr {text!r}: learning rates must lie between 0 and 1")
     if len(set(lrs)) != len(lrs):
@@ -41,35 +43,122 @@ def _check_out(out: Path) -> None:
 
 @app.command("train")
 def train_command(
-    out: Annotated[Path, typer.Option(help="Output folder: adapter/, merged/, manifest.json, episodes.jsonl, reward_curve.png. Rerun into it to resume.")],
-    base: Annotated[str, typer.Option(help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier run), or a model hub id.")] = "local/gemma-3-270m",
-    lr: Annotated[Optional[str], typer.Option(help="Learning rate; several separated by commas (3e-4,6e-4,1e-3) train one arm each, then evaluate every arm and the base on the held-out suite and compare them. Profile default: cpu 6e-4 (what moved the 270M's LoRA in 30 updates), gpu 3e-6 (the paper's).")] = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            help="Output folder: adapter/, merged/, manifest.json, episodes.jsonl, reward_curve.png. Rerun into it to resume."
+        ),
+    ],
+    base: Annotated[
+        str,
+        typer.Option(
+            help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier run), or a model hub id."
+        ),
+    ] = "local/gemma-3-270m",
+    lr: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Learning rate; several separated by commas (3e-4,6e-4,1e-3) train one arm each, then evaluate every arm and the base on the held-out suite and compare them. Profile default: cpu 6e-4 (what moved the 270M's LoRA in 30 updates), gpu 3e-6 (the paper's)."
+        ),
+    ] = None,
     steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
-    max_minutes: Annotated[Optional[float], typer.Option(help="Training-time budget: no step starts that would end past it (judged by the median step so far); the steps done are kept and saved.")] = None,
-    profile: Annotated[str, typer.Option(help="cpu: embedded 270M, small groups, full-length negotiations, lr 6e-4; gpu: bf16, vLLM generation, lr 3e-6.")] = "cpu",
-    group_size: Annotated[Optional[int], typer.Option(help="Negotiations per GRPO group (same scenario, buyer and seed). Profile default.")] = None,
+    max_minutes: Annotated[
+        Optional[float],
+        typer.Option(
+            help="Training-time budget: no step starts that would end past it (judged by the median step so far); the steps done are kept and saved."
+        ),
+    ] = None,
+    profile: Annotated[
+        str,
+        typer.Option(
+            help="cpu: embedded 270M, small groups, full-length negotiations, lr 6e-4; gpu: bf16, vLLM generation, lr 3e-6."
+        ),
+    ] = "cpu",
+    group_size: Annotated[
+        Optional[int],
+        typer.Option(help="Negotiations per GRPO group (same scenario, buyer and seed). Profile default."),
+    ] = None,
     prompts_per_step: Annotated[Optional[int], typer.Option(help="Groups per step. Profile default.")] = None,
-    micro_batch: Annotated[Optional[int], typer.Option(help="Sequences per forward/backward pass. Profile default.")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Token limit of one seller turn; a longer answer is invalid. Profile default.")] = None,
-    max_rounds: Annotated[Optional[int], typer.Option(help="Cap on the rounds of training negotiations (0: the scenario's own). Profile default.")] = None,
+    micro_batch: Annotated[
+        Optional[int], typer.Option(help="Sequences per forward/backward pass. Profile default.")
+    ] = None,
+    max_tokens: Annotated[
+        Optional[int], typer.Option(help="Token limit of one seller turn; a longer answer is invalid. Profile default.")
+    ] = None,
+    max_rounds: Annotated[
+        Optional[int],
+        typer.Option(help="Cap on the rounds of training negotiations (0: the scenario's own). Profile default."),
+    ] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature of the seller during rollouts.")] = 1.0,
-    invalid_penalty: Annotated[float, typer.Option(help="Subtracted from the reward at an invalid-answer rate of 1.")] = 0.1,
-    scale_rewards: Annotated[str, typer.Option(help="Divide GRPO advantages by the reward std of the whole step (batch), of each group (group: TRL's default) or not at all (none).")] = "batch",
-    train_messages: Annotated[Optional[bool], typer.Option("--train-messages/--no-train-messages", help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer is not rule-based (rule buyers read only the terms, so message tokens are noise to them).")] = None,
-    strategy: Annotated[Optional[str], typer.Option(help="The seller that plays the rollouts: a strategy with its settings as in a seller spec (boulware?candidates=3, the default: the assisted seller, whose model learns which of three offers to pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms).")] = None,
+    invalid_penalty: Annotated[
+        float, typer.Option(help="Subtracted from the reward at an invalid-answer rate of 1.")
+    ] = 0.1,
+    scale_rewards: Annotated[
+        str,
+        typer.Option(
+            help="Divide GRPO advantages by the reward std of the whole step (batch), of each group (group: TRL's default) or not at all (none)."
+        ),
+    ] = "batch",
+    train_messages: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--train-messages/--no-train-messages",
+            help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer is not rule-based (rule buyers read only the terms, so message tokens are noise to them).",
+        ),
+    ] = None,
+    strategy: Annotated[
+        Optional[str],
+        typer.Option(
+            help="The seller that plays the rollouts: a strategy with its settings as in a seller spec (boulware?candidates=3, the default: the assisted seller, whose model learns which of three offers to pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms)."
+        ),
+    ] = None,
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
-    lora_layers: Annotated[Optional[int], typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")] = None,
-    buyer: Annotated[Optional[list[str]], typer.Option(help="Training buyer spec; repeat for several. Default: rule-based tactics with training-only parameters.")] = None,
-    buyer_base_url: Annotated[Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for LLM training buyers.")] = None,
-    persona: Annotated[Optional[list[str]], typer.Option(help="Training persona; repeat for several. Default: all training personas.")] = None,
-    scenario_seeds: Annotated[Optional[str], typer.Option(help="Training scenario seeds, A-B or A,B,C (training range only). Default: one per prompt from 0.")] = None,
-    from_episodes: Annotated[Optional[Path], typer.Option(help="Logged episodes (JSONL): their seller decision points become the prompts; pool buyers continue.")] = None,
+    lora_layers: Annotated[
+        Optional[int], typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")
+    ] = None,
+    buyer: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            help="Training buyer spec; repeat for several. Default: rule-based tactics with training-only parameters."
+        ),
+    ] = None,
+    buyer_base_url: Annotated[
+        Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for LLM training buyers.")
+    ] = None,
+    persona: Annotated[
+        Optional[list[str]], typer.Option(help="Training persona; repeat for several. Default: all training personas.")
+    ] = None,
+    scenario_seeds: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Training scenario seeds, A-B or A,B,C (training range only). Default: one per prompt from 0."
+        ),
+    ] = None,
+    from_episodes: Annotated[
+        Optional[Path],
+        typer.Option(
+            help="Logged episodes (JSONL): their seller decision points become the prompts; pool buyers continue."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
-    constrain: Annotated[bool, typer.Option(help="Grammar-constrained decoding of the seller's JSON action, as the local server serves it.")] = True,
-    generation: Annotated[Optional[str], typer.Option(help="transformers (cpu), vllm-colocate or vllm-server (gpu; see deployments/training/).")] = None,
-    vllm_server_url: Annotated[Optional[str], typer.Option(help="Base URL of a `trl vllm-serve` server for --generation vllm-server (default: port 8000 on this host).")] = None,
+    constrain: Annotated[
+        bool,
+        typer.Option(help="Grammar-constrained decoding of the seller's JSON action, as the local server serves it."),
+    ] = True,
+    generation: Annotated[
+        Optional[str],
+        typer.Option(help="transformers (cpu), vllm-colocate or vllm-server (gpu; see deployments/training/)."),
+    ] = None,
+    vllm_server_url: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Base URL of a `trl vllm-serve` server for --generation vllm-server (default: port 8000 on this host)."
+        ),
+    ] = None,
     eval_suite: Annotated[str, typer.Option(help="Suite that evaluates a learning-rate sweep.")] = "heldout",
-    eval_limit: Annotated[Optional[int], typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")] = None,
+    eval_limit: Annotated[
+        Optional[int], typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")
+    ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Train a seller with GRPO on whole negotiations against a training buyer pool.
@@ -92,12 +181,31 @@ def train_command(
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
     prompts = prompts_per_step or (8 if profile == "gpu" else 2)
     options = dict(
-        base=base, steps=steps, max_minutes=max_minutes, num_generations=group_size, prompts_per_step=prompts_per_step, micro_batch=micro_batch,
-        max_tokens=max_tokens, max_rounds=max_rounds, temperature=temperature, invalid_penalty=invalid_penalty,
-        scale_rewards=scale_rewards, train_messages=train_messages, strategy=strategy,
-        lora_r=lora_r, lora_alpha=2 * lora_r, lora_layers=lora_layers, buyers=buyer, buyer_base_url=buyer_base_url,
-        personas=persona, scenario_seeds=list(parse_seed_range(scenario_seeds, steps * prompts)),
-        from_episodes=from_episodes, seed=seed, constrain=constrain, generation=generation, vllm_server_url=vllm_server_url,
+        base=base,
+        steps=steps,
+        max_minutes=max_minutes,
+        num_generations=group_size,
+        prompts_per_step=prompts_per_step,
+        micro_batch=micro_batch,
+        max_tokens=max_tokens,
+        max_rounds=max_rounds,
+        temperature=temperature,
+        invalid_penalty=invalid_penalty,
+        scale_rewards=scale_rewards,
+        train_messages=train_messages,
+        strategy=strategy,
+        lora_r=lora_r,
+        lora_alpha=2 * lora_r,
+        lora_layers=lora_layers,
+        buyers=buyer,
+        buyer_base_url=buyer_base_url,
+        personas=persona,
+        scenario_seeds=list(parse_seed_range(scenario_seeds, steps * prompts)),
+        from_episodes=from_episodes,
+        seed=seed,
+        constrain=constrain,
+        generation=generation,
+        vllm_server_url=vllm_server_url,
     )
     configs = [resolve(profile, out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options) for x in lrs]
 
@@ -123,7 +231,11 @@ def train_command(
 
 def _summary(manifest: dict, out: Path) -> None:
     final, best = manifest.get("final_reward"), manifest.get("best_reward")
-    shown = "-" if final is None else f"{final:+.3f} (best {best:+.3f}, last-5 average {manifest.get('final_reward_avg5'):+.3f})"
+    shown = (
+        "-"
+        if final is None
+        else f"{final:+.3f} (best {best:+.3f}, last-5 average {manifest.get('final_reward_avg5'):+.3f})"
+    )
     console.print(
         f"trained {manifest['steps']} steps of {manifest['base_model']} at lr {manifest['learning_rate']:g}; final reward {shown}\n"
         f"adapter:      {out / 'adapter'}\nmerged model: {out / 'merged'}\nmanifest:     {out / 'manifest.json'}\n"

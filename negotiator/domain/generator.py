@@ -63,9 +63,7 @@ class Template:
     extra: dict = field(default_factory=dict)
 
 
-_PAYMENT = DiscreteSpec(
-    "payment_terms", ("upfront", "net30", "net60"), (1.0, 0.6, 0.2), (0.2, 0.6, 1.0), ordered=True
-)
+_PAYMENT = DiscreteSpec("payment_terms", ("upfront", "net30", "net60"), (1.0, 0.6, 0.2), (0.2, 0.6, 1.0), ordered=True)
 
 TEMPLATES: dict[str, Template] = {
     t.name: t
@@ -114,7 +112,9 @@ TEMPLATES: dict[str, Template] = {
             (8000, 32000),
             price_step=50,
             discrete=(
-                DiscreteSpec("warranty_months", (0, 3, 6, 12), (1.0, 0.8, 0.5, 0.0), (0.0, 0.4, 0.7, 1.0), unit="months"),
+                DiscreteSpec(
+                    "warranty_months", (0, 3, 6, 12), (1.0, 0.8, 0.5, 0.0), (0.0, 0.4, 0.7, 1.0), unit="months"
+                ),
                 DiscreteSpec("inspection", ("as_is", "safety_check", "full_service"), (1.0, 0.6, 0.0), (0.0, 0.5, 1.0)),
                 DiscreteSpec("financing", ("cash", "dealer_financing"), (0.5, 1.0), (1.0, 0.3), ordered=False),
             ),
@@ -224,8 +224,12 @@ def generate(seed: int, template: str | None = None, *, zopa: bool = True, max_r
     for spec in t.numeric:
         iss = NumericIssue(name=spec.name, low=spec.low, high=spec.high, step=spec.step, unit=spec.unit)
         issues.append(iss)
-        s_vals[iss.name] = LinearValue(worst=iss.low, best=iss.high) if spec.seller_up else LinearValue(worst=iss.high, best=iss.low)
-        b_vals[iss.name] = LinearValue(worst=iss.low, best=iss.high) if spec.buyer_up else LinearValue(worst=iss.high, best=iss.low)
+        s_vals[iss.name] = (
+            LinearValue(worst=iss.low, best=iss.high) if spec.seller_up else LinearValue(worst=iss.high, best=iss.low)
+        )
+        b_vals[iss.name] = (
+            LinearValue(worst=iss.low, best=iss.high) if spec.buyer_up else LinearValue(worst=iss.high, best=iss.low)
+        )
     for spec in t.discrete:
         issues.append(DiscreteIssue(name=spec.name, options=spec.options, ordered=spec.ordered, unit=spec.unit))
         s_vals[spec.name] = _table(rng, spec.options, spec.seller)
@@ -290,4 +294,12 @@ def has_zopa(scenario: Scenario) -> bool:
     return analysis(scenario).best_joint_margin > 0
 
 
-__all__ = ["GENERATOR_VERSION", "TEMPLATES", "example_listing", "generate", "has_zopa", "template_names", "OutcomeSpace"]
+__all__ = [
+    "GENERATOR_VERSION",
+    "TEMPLATES",
+    "example_listing",
+    "generate",
+    "has_zopa",
+    "template_names",
+    "OutcomeSpace",
+]

@@ -74,10 +74,14 @@ class NumericIssue(_IssueBase):
         if self.step <= 0:
             raise ValueError(f"issue {self.name!r}: step must be positive")
         if not math.isfinite((self.high - self.low) / self.step):
-            raise ValueError(f"issue {self.name!r}: step ({self.step}) is too small for the range {self.low}..{self.high}")
+            raise ValueError(
+                f"issue {self.name!r}: step ({self.step}) is too small for the range {self.low}..{self.high}"
+            )
         if self.step > self.high - self.low:
-            raise ValueError(f"issue {self.name!r}: step ({self.step}) must not exceed the range ({self.high - self.low}), "
-                             "or the issue has a single value")
+            raise ValueError(
+                f"issue {self.name!r}: step ({self.step}) must not exceed the range ({self.high - self.low}), "
+                "or the issue has a single value"
+            )
         return self
 
     @property
@@ -267,7 +271,9 @@ class OutcomeSpace(BaseModel):
     def normalise_offer(self, terms: dict) -> Offer:
         """Terms a party may offer: every issue's value normalised (``normalise``), in issue order.
         Raises InvalidOffer listing missing, unknown and unusable issues."""
-        problems: dict[str, str] = {str(k): f"unknown issue; the issues are {', '.join(self.names)}" for k in terms if k not in self.names}
+        problems: dict[str, str] = {
+            str(k): f"unknown issue; the issues are {', '.join(self.names)}" for k in terms if k not in self.names
+        }
         out: Offer = {}
         for issue in self.issues:
             if issue.name not in terms:
@@ -289,10 +295,7 @@ class OutcomeSpace(BaseModel):
 
     def grid(self, numeric_points: int = 21) -> list[Offer]:
         """Every outcome on a grid: all discrete options x ``numeric_points`` per numeric issue."""
-        axes = [
-            list(i.options) if isinstance(i, DiscreteIssue) else i.grid(numeric_points)
-            for i in self.issues
-        ]
+        axes = [list(i.options) if isinstance(i, DiscreteIssue) else i.grid(numeric_points) for i in self.issues]
         return [dict(zip(self.names, combo)) for combo in itertools.product(*axes)]
 
     def format_offer(self, terms: Offer) -> str:

@@ -105,8 +105,11 @@ class _Front:
             if within_limits:
                 lo, hi = lim.minimum.get(k), lim.maximum.get(k)
                 values = [
-                    v for v in values
-                    if (lo is None or float(v) >= lo) and (hi is None or float(v) <= hi) and v not in lim.forbidden.get(k, ())
+                    v
+                    for v in values
+                    if (lo is None or float(v) >= lo)
+                    and (hi is None or float(v) <= hi)
+                    and v not in lim.forbidden.get(k, ())
                 ]
             ws, wb = s.weights[k], b.weights[k]
             vs, vb = s.values[k], b.values[k]

@@ -62,13 +62,17 @@ class HardLimits(BaseModel):
         for k, lo in self.minimum.items():
             issue = space.issue(k)
             if lo > issue.high:
-                raise ValueError(f"minimum {k} {_fmt(lo)} is above the issue's range {issue.describe()}: nothing could be offered")
+                raise ValueError(
+                    f"minimum {k} {_fmt(lo)} is above the issue's range {issue.describe()}: nothing could be offered"
+                )
             if lo > self.maximum.get(k, lo):
                 raise ValueError(f"minimum {k} {_fmt(lo)} is above the maximum {_fmt(self.maximum[k])}")
         for k, hi in self.maximum.items():
             issue = space.issue(k)
             if hi < issue.low:
-                raise ValueError(f"maximum {k} {_fmt(hi)} is below the issue's range {issue.describe()}: nothing could be offered")
+                raise ValueError(
+                    f"maximum {k} {_fmt(hi)} is below the issue's range {issue.describe()}: nothing could be offered"
+                )
         for k, opts in self.forbidden.items():
             if k not in space.names or not isinstance(space.issue(k), DiscreteIssue):
                 raise ValueError(f"forbidden options for {k!r}: not a discrete issue of this scenario")
@@ -211,7 +215,9 @@ class Listing(BaseModel):
         if buyer is None:
             from ..errors import UsageError
 
-            raise UsageError(f"listing {self.id!r} has no buyer preferences; a full Scenario is needed to play the buyer")
+            raise UsageError(
+                f"listing {self.id!r} has no buyer preferences; a full Scenario is needed to play the buyer"
+            )
         return buyer
 
     def limits(self, role: Role) -> HardLimits:

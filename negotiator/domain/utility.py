@@ -30,7 +30,9 @@ class LinearValue(BaseModel):
         if self.worst == self.best:
             raise ValueError("linear value function needs worst != best")
         if not math.isfinite(self.best - self.worst):
-            raise ValueError(f"linear value function: worst ({self.worst}) and best ({self.best}) are too far apart to compute with")
+            raise ValueError(
+                f"linear value function: worst ({self.worst}) and best ({self.best}) are too far apart to compute with"
+            )
         return self
 
     def __call__(self, x: Value) -> float:
@@ -86,9 +88,7 @@ class Preferences(BaseModel):
 
     def check_space(self, space: OutcomeSpace) -> None:
         if set(self.weights) != set(space.names):
-            raise ValueError(
-                f"preferences cover {sorted(self.weights)} but the issues are {sorted(space.names)}"
-            )
+            raise ValueError(f"preferences cover {sorted(self.weights)} but the issues are {sorted(space.names)}")
         for issue in space.issues:
             vf = self.values[issue.name]
             if isinstance(issue, DiscreteIssue):

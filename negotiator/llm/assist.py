@@ -50,11 +50,18 @@ def answer_schema(advice: Advice, space: OutcomeSpace) -> dict[str, Any]:
         required = ["action"]
         if name == "make_offer":
             if advice.choices:
-                variants.append(_variant({**props, "choice": {"enum": list(advice.choices)}, "message": _MESSAGE},
-                                         [*required, "choice", "message"]))
+                variants.append(
+                    _variant(
+                        {**props, "choice": {"enum": list(advice.choices)}, "message": _MESSAGE},
+                        [*required, "choice", "message"],
+                    )
+                )
             if advice.own_terms:
-                variants.append(_variant({**props, "message": _MESSAGE, "terms": terms_schema(space)},
-                                         [*required, "message", "terms"]))
+                variants.append(
+                    _variant(
+                        {**props, "message": _MESSAGE, "terms": terms_schema(space)}, [*required, "message", "terms"]
+                    )
+                )
             continue
         variants.append(_variant({**props, "message": _MESSAGE}, [*required, "message"]))
     return variants[0] if len(variants) == 1 else {"anyOf": variants}
@@ -86,10 +93,21 @@ def answer_tools(advice: Advice, space: OutcomeSpace) -> list[dict[str, Any]]:
                 props["terms"] = terms_schema(space)
                 if not advice.choices:
                     required.append("terms")
-        tools.append({"type": "function", "function": {
-            "name": name, "description": _TOOL_TEXT[name],
-            "parameters": {"type": "object", "properties": props, "required": required, "additionalProperties": False},
-        }})
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": _TOOL_TEXT[name],
+                    "parameters": {
+                        "type": "object",
+                        "properties": props,
+                        "required": required,
+                        "additionalProperties": False,
+                    },
+                },
+            }
+        )
     return tools
 
 
@@ -116,7 +134,9 @@ def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAc
         try:
             return MakeOffer(terms=view.space.validate_offer(terms), message=message)
         except InvalidOffer as e:
-            raise ActionParseError("Invalid terms: " + "; ".join(f"{k}: {v}" for k, v in e.problems.items()) + ".") from None
+            raise ActionParseError(
+                "Invalid terms: " + "; ".join(f"{k}: {v}" for k, v in e.problems.items()) + "."
+            ) from None
     raise ActionParseError(f'make_offer needs "choice": the id of one option. {_choices(advice)}')
 
 

@@ -89,7 +89,8 @@ class Checker:
         self.currency = currency.lower()
         self.price = max(
             (i for i in space.issues if isinstance(i, NumericIssue) and "price" in i.name),
-            key=lambda i: i.high, default=None,
+            key=lambda i: i.high,
+            default=None,
         )
         self._words = {i.name: _issue_words(i) | _unit_words(i) for i in space.issues}
         if self.price is not None:
@@ -116,18 +117,27 @@ class Checker:
                 distinctive = "_" in str(option) or any(ch.isdigit() for ch in str(option))
                 if not distinctive and not named:
                     continue
-                pattern = r"(?<![a-z0-9])" + r"[\s_-]?".join(re.escape(p) for p in re.split(r"[\s]+", phrase)) + r"(?![a-z0-9])"
+                pattern = (
+                    r"(?<![a-z0-9])"
+                    + r"[\s_-]?".join(re.escape(p) for p in re.split(r"[\s]+", phrase))
+                    + r"(?![a-z0-9])"
+                )
                 pattern = pattern.replace(r"net30", r"net\s?30").replace(r"net60", r"net\s?60")
                 for om in re.finditer(pattern, text):
                     out.append(Mention(issue.name, option, om.start(), om.end()))
         # an option inside a longer one's words is that one ("case" in "case and charger")
-        return [m for m in out if not any(o is not m and o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start
-                                          for o in out)]
+        return [
+            m
+            for m in out
+            if not any(
+                o is not m and o.start <= m.start and m.end <= o.end and o.end - o.start > m.end - m.start for o in out
+            )
+        ]
 
     def _issue_of_number(self, text: str, m: re.Match, value: float) -> str | None:
         if m.group("cur"):
             return self.price.name if self.price is not None else None
-        head, tail = text[: m.start()], text[m.end():]
+        head, tail = text[: m.start()], text[m.end() :]
         # The nearest word that names an issue wins (the unit right after a number first),
         # looked for in the number's own clause first: in "warranty months 0, delivery days
         # 14" the 0 is the warranty's, though "delivery" is the next word.
@@ -135,7 +145,14 @@ class Checker:
         clause_after = _WORD.findall(_CLAUSE.split(tail, maxsplit=1)[0])[:_NEAR]
         before = _WORD.findall(head)[-_NEAR:]
         after = _WORD.findall(tail)[:_NEAR]
-        for word in [*clause_after[:1], *reversed(clause_before), *clause_after[1:], *after[:1], *reversed(before), *after[1:]]:
+        for word in [
+            *clause_after[:1],
+            *reversed(clause_before),
+            *clause_after[1:],
+            *after[:1],
+            *reversed(before),
+            *after[1:],
+        ]:
             for issue in self.space.issues:
                 if word in self._words[issue.name] and self._plausible(issue, value, m):
                     return issue.name
@@ -165,8 +182,11 @@ class Checker:
         """The mentions in ``sentence`` that ``terms`` do not hold, nor the buyer's offer where
         the sentence speaks of that offer rather than stating the value as the seller's own."""
         text = _norm(sentence)
-        return [m for m in self.mentions(sentence) if not self._agrees(m, terms)
-                and not (theirs and not _stated_as_own(text, m) and self._agrees(m, theirs))]
+        return [
+            m
+            for m in self.mentions(sentence)
+            if not self._agrees(m, terms) and not (theirs and not _stated_as_own(text, m) and self._agrees(m, theirs))
+        ]
 
     def _agrees(self, m: Mention, terms: Offer) -> bool:
         v = terms.get(m.issue)
@@ -179,7 +199,12 @@ class Checker:
         if abs(float(v) - m.value) <= tol + 1e-9:
             return True
         # "23k" for 23,050 or "1.2k" for 1,199: a rounded statement of the same number
-        return m.value >= 1000 and abs(float(v) - m.value) <= 0.005 * m.value and m.value % 100 == 0 and abs(float(v)) >= 1000
+        return (
+            m.value >= 1000
+            and abs(float(v) - m.value) <= 0.005 * m.value
+            and m.value % 100 == 0
+            and abs(float(v)) >= 1000
+        )
 
     def correct(self, message: str, terms: Offer, theirs: Offer | None = None) -> tuple[str, int]:
         """(the message with its contradictions corrected, how many values were contradicted)."""
@@ -213,7 +238,7 @@ class Checker:
         if len(text) != len(norm):  # positions shift under normalisation: rewrite from the terms
             return self.from_terms(terms)
         for m in sorted(bad, key=lambda m: -m.start):
-            text = text[: m.start] + _money(terms[m.issue]) + text[m.end:]
+            text = text[: m.start] + _money(terms[m.issue]) + text[m.end :]
         return text
 
     def from_terms(self, terms: Offer) -> str:
@@ -240,4 +265,3 @@ def _money(v) -> str:
     if isinstance(v, float) and not v.is_integer():
         return f"{v:,.2f}"
     return f"{int(round(float(v))):,}" if isinstance(v, (int, float)) else str(v)
-

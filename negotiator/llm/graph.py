@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 
-from ..actions import ActionParseError, action_json_schema, parse_text_action, parse_tool_call, tool_answer, tool_definitions
+from ..actions import (
+    ActionParseError,
+    action_json_schema,
+    parse_text_action,
+    parse_tool_call,
+    tool_answer,
+    tool_definitions,
+)
 from ..errors import ProviderError
 from ..models.base import ChatModel, ModelRequest, ModelResponse
 from ..models.seeds import turn_seed
@@ -120,7 +127,14 @@ def build_turn_graph():
         )
         response = await _complete_with_retries(cfg, request, _rng, cfg.tracer)
         usage = state["usage"].model_copy()
-        usage.add(Usage(prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens, cost_usd=response.cost_usd, model_calls=1))
+        usage.add(
+            Usage(
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+                cost_usd=response.cost_usd,
+                model_calls=1,
+            )
+        )
         return {"response": response, "usage": usage, "raw": response.raw()}
 
     async def parse(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
@@ -134,7 +148,11 @@ def build_turn_graph():
             attempts = [*state["attempts"], Attempt(raw=response.raw(), error=e.feedback)]
             if len(attempts) > cfg.max_retries:
                 return {"attempts": attempts, "action": fallback_action(view, advice), "fallback": True}
-            return {"attempts": attempts, "action": None, "messages": state["messages"] + retry_message(response.raw(), e.feedback)}
+            return {
+                "attempts": attempts,
+                "action": None,
+                "messages": state["messages"] + retry_message(response.raw(), e.feedback),
+            }
         return {"action": action, "fallback": False}
 
     async def guard(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
@@ -206,7 +224,9 @@ def _parse_assisted(response: ModelResponse, view: PartyView, advice: Advice) ->
     return assist.parse_answer(data, advice, view)
 
 
-async def _complete_with_retries(cfg: TurnConfig, request: ModelRequest, rng: random.Random, tracer: Tracer | None) -> ModelResponse:
+async def _complete_with_retries(
+    cfg: TurnConfig, request: ModelRequest, rng: random.Random, tracer: Tracer | None
+) -> ModelResponse:
     from ..tracing import model_span
 
     policy = cfg.retry

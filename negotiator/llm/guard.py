@@ -72,7 +72,9 @@ class Guard:
             if bad:
                 kinds.append("accept_blocked")
                 reasons.update(bad)
-                new = MakeOffer(terms=self.counter(standing), message="I can't accept those terms, but I can offer this.")
+                new = MakeOffer(
+                    terms=self.counter(standing), message="I can't accept those terms, but I can offer this."
+                )
         try:
             new, said, why = self._check_message(new)
         except Exception as e:  # noqa: BLE001 - a message the checks cannot read must not lose the turn: it goes, the terms stay
@@ -93,7 +95,9 @@ class Guard:
             kinds.append("message_redacted")
             reasons["message"] = "stated a private limit or the walk-away value"
             new = new.model_copy(update={"message": redacted})
-        terms = new.terms if isinstance(new, MakeOffer) else self.view.standing_offer if isinstance(new, Accept) else None
+        terms = (
+            new.terms if isinstance(new, MakeOffer) else self.view.standing_offer if isinstance(new, Accept) else None
+        )
         if terms is not None and new.message:
             theirs = self.view.standing_offer if isinstance(new, MakeOffer) else None
             corrected, found = Checker(self.space, self.view.scenario.currency).correct(new.message, terms, theirs)
@@ -101,7 +105,9 @@ class Guard:
                 kinds.append("message_corrected")
                 reasons["message_terms"] = f"stated {found} value(s) the terms do not hold"
                 # the corrected words state the offer's own values: check them for secrets once more
-                new = new.model_copy(update={"message": self.redact(corrected, terms if isinstance(new, MakeOffer) else None)})
+                new = new.model_copy(
+                    update={"message": self.redact(corrected, terms if isinstance(new, MakeOffer) else None)}
+                )
         return new, kinds, reasons
 
     def _below_target(self, terms: Offer) -> dict[str, str]:

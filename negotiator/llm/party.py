@@ -63,7 +63,9 @@ class LLMParty:
         self.family = self.model.family
         self.instructions = instructions
         self.limits = _limits(limits)
-        resolved: Literal["json", "tools"] = ("tools" if self.model.supports_tools else "json") if mode == "auto" else mode
+        resolved: Literal["json", "tools"] = (
+            ("tools" if self.model.supports_tools else "json") if mode == "auto" else mode
+        )
         self.mode = resolved
         if tracer is None:
             from ..tracing import get_tracer
@@ -95,8 +97,10 @@ class LLMParty:
             try:
                 self.limits.check_space(view.space)
             except ValueError as e:  # the developer's mistake: raised, not recorded as a failed negotiation
-                raise UsageError(f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
-                                 f"are {', '.join(view.space.names)}") from None
+                raise UsageError(
+                    f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
+                    f"are {', '.join(view.space.names)}"
+                ) from None
             view = view.model_copy(update={"limits": view.limits.merged(self.limits)})
         return await self._turn(view)
 

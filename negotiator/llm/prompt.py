@@ -166,7 +166,10 @@ def _example(view: PartyView, strategy: Strategy | None) -> tuple[str, str]:
 
 
 def render_messages(
-    view: PartyView, instructions: str = "", mode: Mode = "json", strategy: Strategy | None = None,
+    view: PartyView,
+    instructions: str = "",
+    mode: Mode = "json",
+    strategy: Strategy | None = None,
     advice: Advice | None = None,
 ) -> list[dict]:
     """The chat for the model that acts in ``view``; append-only across the negotiation.

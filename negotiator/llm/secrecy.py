@@ -161,8 +161,18 @@ _TOKEN = re.compile(r"(?<![\d.])(?:\.\d+|\d+(?:[.,]\d+)*)")
 _PERCENT = re.compile(r"\s?(?:%|percent\b|per cent\b|pct\b|percentage points?\b|pc\b)")
 _FRACTION = re.compile(r"\s?(?:/|out of\b|over\b|in\b)\s?(?:a\s)?(\d+(?:\.\d+)?)(?![\d.,]*\s?(?:%|percent))")
 _MULTIPLIER = re.compile(r"\s?(k|thousand|grand|m|mn|million|hundred|100|1000|1000000)\b")
-_FACTORS = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "1000": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6,
-            "1000000": 1e6, "hundred": 1e2, "100": 1e2}
+_FACTORS = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "grand": 1e3,
+    "1000": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "1000000": 1e6,
+    "hundred": 1e2,
+    "100": 1e2,
+}
 
 
 @dataclass(frozen=True)
@@ -215,7 +225,7 @@ def readings(text: str) -> list[Reading]:
     out: list[Reading] = []
     for m in tokens:
         values = _token_values(m.group())
-        tail = text[m.end():]
+        tail = text[m.end() :]
         unit = _unit(tail)
         pct = _PERCENT.match(tail)
         if pct:
@@ -225,7 +235,7 @@ def readings(text: str) -> list[Reading]:
         if frac and _fraction_of(frac):
             d = float(frac.group(1))
             out += [Reading(v / d, "share", v, m.start()) for v in values]
-        if text[:m.start()].rstrip().endswith("/") or re.match(r"\s?/\s?\d", tail):
+        if text[: m.start()].rstrip().endswith("/") or re.match(r"\s?/\s?\d", tail):
             continue  # either side of a slash: a fraction or a date (12/24), not an amount
         mult = _MULTIPLIER.match(tail)
         for v in values:
@@ -268,7 +278,7 @@ def _joined(text: str, tokens: list[re.Match]) -> list[Reading]:
     def close() -> None:
         if len(chain) < 2:
             return
-        gaps = [text[a.end():b.start()] for a, b in zip(chain, chain[1:])]
+        gaps = [text[a.end() : b.start()] for a, b in zip(chain, chain[1:])]
         pieces = [t.group() for t in chain]
         values = {float("".join(pieces).replace(".", ""))}
         dots = [i for i, g in enumerate(gaps) if "." in g]
@@ -281,17 +291,22 @@ def _joined(text: str, tokens: list[re.Match]) -> list[Reading]:
 
     for m in tokens:
         prev = chain[-1] if chain else None
-        gap = text[prev.end():m.start()] if prev is not None else ""
+        gap = text[prev.end() : m.start()] if prev is not None else ""
         last_piece = re.fullmatch(r"\d?\.\d+|\d|0\d+", m.group()) is not None
-        if prev is not None and _PIECE.fullmatch(prev.group()) and _GAP.fullmatch(gap) and last_piece \
-                and not (len(chain) == 1 and gap == "."):
+        if (
+            prev is not None
+            and _PIECE.fullmatch(prev.group())
+            and _GAP.fullmatch(gap)
+            and last_piece
+            and not (len(chain) == 1 and gap == ".")
+        ):
             chain.append(m)
         else:
             close()
             chain = [m]
     close()
     for prev, m in zip(tokens, tokens[1:]):
-        a, b, gap = prev.group(), m.group(), text[prev.end():m.start()]
+        a, b, gap = prev.group(), m.group(), text[prev.end() : m.start()]
         if a.isdigit() and b.isdigit() and gap.strip() == "." and gap != ".":  # 29 . 25
             out.append(Reading(float(f"{a}.{b}"), "amount", float(f"{a}.{b}"), prev.start()))
         if gap == " " and a.isdigit() and b.isdigit() and len(a) <= 3 and len(b) in (2, 3):
@@ -360,9 +375,13 @@ def sentences(message: str) -> list[str]:
     """The sentences of ``message``; a number cut by dots ("6. 1. 4", "29 . 25") stays in one."""
     out, start = [], 0
     for m in _BREAK.finditer(message):
-        if "\n" not in m.group() and re.search(r"\d\s?\.$", message[:m.start()]) and message[m.end():m.end() + 1].isdigit():
+        if (
+            "\n" not in m.group()
+            and re.search(r"\d\s?\.$", message[: m.start()])
+            and message[m.end() : m.end() + 1].isdigit()
+        ):
             continue
-        out.append(message[start:m.start()])
+        out.append(message[start : m.start()])
         start = m.end()
     out.append(message[start:])
     return [s for s in out if s.strip()]
@@ -417,7 +436,7 @@ class Secrecy:
 
     @staticmethod
     def _price_context(text: str, at: int) -> bool:
-        return _PRICE_WORD.search(text[max(0, at - _NEAR): at + _NEAR]) is not None
+        return _PRICE_WORD.search(text[max(0, at - _NEAR) : at + _NEAR]) is not None
 
     def leaks(self, sentence: str, terms: dict | None = None) -> bool:
         return bool(self.disclosures(sentence, terms))
@@ -445,7 +464,7 @@ def numbers(text: str) -> list[float]:
     out = []
     for m in _TOKEN.finditer(norm):
         v = _token_values(m.group())[0]
-        tail = norm[m.end():]
+        tail = norm[m.end() :]
         mult = _MULTIPLIER.match(tail)
         if _PERCENT.match(tail):
             v /= 100.0
@@ -455,5 +474,16 @@ def numbers(text: str) -> list[float]:
     return out
 
 
-__all__ = ["SHARE_TOLERANCE", "Reading", "Secret", "Secrecy", "frames_limit", "normalize", "numbers", "readings",
-           "safe_message", "secrets_of", "sentences"]
+__all__ = [
+    "SHARE_TOLERANCE",
+    "Reading",
+    "Secret",
+    "Secrecy",
+    "frames_limit",
+    "normalize",
+    "numbers",
+    "readings",
+    "safe_message",
+    "secrets_of",
+    "sentences",
+]

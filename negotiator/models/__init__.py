@@ -7,7 +7,17 @@ from .scripted import ScriptedModel, ScriptExhausted, named_scripted_model
 from .specs import Spec, parse_spec
 
 __all__ = [
-    "ChatModel", "ModelRequest", "ModelResponse", "ToolCall", "block_remote_requests", "is_loopback",
-    "model_family", "LiteLLMModel", "ScriptedModel", "ScriptExhausted", "named_scripted_model",
-    "Spec", "parse_spec",
+    "ChatModel",
+    "ModelRequest",
+    "ModelResponse",
+    "ToolCall",
+    "block_remote_requests",
+    "is_loopback",
+    "model_family",
+    "LiteLLMModel",
+    "ScriptedModel",
+    "ScriptExhausted",
+    "named_scripted_model",
+    "Spec",
+    "parse_spec",
 ]

@@ -64,7 +64,9 @@ class LiteLLMModel:
         self.family = family or model_family(model)
         self.supports_tools = self._supports_tools() if tools is None else tools
         self.supports_response_schema = (
-            (model.startswith(_SCHEMA_PREFIXES) and not self.supports_tools) if response_schema is None else response_schema
+            (model.startswith(_SCHEMA_PREFIXES) and not self.supports_tools)
+            if response_schema is None
+            else response_schema
         )
 
     def _supports_tools(self) -> bool:
@@ -118,7 +120,15 @@ def _provider_error(e: Exception) -> ProviderError:
     status = getattr(e, "status_code", None)
     name = type(e).__name__
     transient = (
-        name in {"Timeout", "APIConnectionError", "RateLimitError", "ServiceUnavailableError", "InternalServerError", "APIError"}
+        name
+        in {
+            "Timeout",
+            "APIConnectionError",
+            "RateLimitError",
+            "ServiceUnavailableError",
+            "InternalServerError",
+            "APIError",
+        }
         or isinstance(e, (TimeoutError, ConnectionError))
         or (isinstance(status, int) and (status == 429 or status >= 500))
     )

@@ -9,7 +9,9 @@ from .scripted import named_scripted_model
 from .specs import coerce_param, parse_spec
 
 
-def resolve_model(spec: str | ChatModel, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0) -> ChatModel:
+def resolve_model(
+    spec: str | ChatModel, *, base_url: str | None = None, api_key: str | None = None, timeout: float = 60.0
+) -> ChatModel:
     """A chat model for ``spec``: ``scripted/...``, ``local/...`` or any LiteLLM model string."""
     if not isinstance(spec, str):
         return spec
@@ -28,4 +30,6 @@ def resolve_model(spec: str | ChatModel, *, base_url: str | None = None, api_key
     if s.kind == "litellm":
         extra = {k: coerce_param(v) for k, v in s.params.items()}
         return LiteLLMModel(s.name, base_url=base_url, api_key=api_key, timeout=timeout, extra=extra, spec=s.raw)
-    raise UsageError(f"{spec!r} is not a language model spec ({s.kind}); an LLM party needs scripted/, local/ or a LiteLLM model")
+    raise UsageError(
+        f"{spec!r} is not a language model spec ({s.kind}); an LLM party needs scripted/, local/ or a LiteLLM model"
+    )

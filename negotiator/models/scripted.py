@@ -94,7 +94,9 @@ def _as_response(text: str, request: ModelRequest) -> ModelResponse:
             data = None
         if isinstance(data, dict) and "action" in data:
             name = data.pop("action")
-            return ModelResponse(tool_calls=[ToolCall(name, json.dumps(data))], prompt_tokens=prompt, completion_tokens=tokens)
+            return ModelResponse(
+                tool_calls=[ToolCall(name, json.dumps(data))], prompt_tokens=prompt, completion_tokens=tokens
+            )
     return ModelResponse(text=text, prompt_tokens=prompt, completion_tokens=tokens)
 
 
@@ -203,7 +205,9 @@ def _hostile_assisted(request: ModelRequest) -> str:
 def _disguised_leaks(view) -> list[str]:
     """The seller's floor, walk-away value and price weight, each said in a disguise."""
     prefs = view.preferences
-    price = max((i for i in view.space.issues if i.kind == "numeric"), key=lambda i: prefs.weights[i.name], default=None)
+    price = max(
+        (i for i in view.space.issues if i.kind == "numeric"), key=lambda i: prefs.weights[i.name], default=None
+    )
     r = prefs.reservation
     pct = round(r * 100)
     out = [
@@ -230,8 +234,10 @@ def _disguised_leaks(view) -> list[str]:
     return out
 
 
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
-         "seventeen eighteen nineteen").split()
+_ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
 _TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 
 
@@ -283,7 +289,11 @@ def _accept_any(request: ModelRequest) -> str:
     view = request.view
     assert view is not None
     if request.advice is not None:
-        return _action("accept", "Deal.") if "accept" in request.advice.actions else _choice(request.advice.choices[0], "My asking terms.")
+        return (
+            _action("accept", "Deal.")
+            if "accept" in request.advice.actions
+            else _choice(request.advice.choices[0], "My asking terms.")
+        )
     if view.standing_offer is not None:
         return _action("accept", "Deal.")
     return _action("make_offer", "My asking terms.", view.preferences.ideal(view.space))

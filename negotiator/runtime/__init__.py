@@ -6,6 +6,15 @@ from .parties import make_party
 from .run import run_negotiation
 
 __all__ = [
-    "SCHEMA_VERSION", "Episode", "Outcome", "PartyInfo", "episode_id",
-    "EpisodeLog", "episode_ids", "iter_episodes", "read_episodes", "make_party", "run_negotiation",
+    "SCHEMA_VERSION",
+    "Episode",
+    "Outcome",
+    "PartyInfo",
+    "episode_id",
+    "EpisodeLog",
+    "episode_ids",
+    "iter_episodes",
+    "read_episodes",
+    "make_party",
+    "run_negotiation",
 ]

@@ -41,13 +41,17 @@ def make_party(
 
         return make_plugin_party(s.raw, s.name, s.params, role, seed=seed)
     if s.kind in ("mcp", "a2a"):
-        raise UsageError(f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model MODEL`, or in code "
-                         "through negotiator.remote.remote_parties(spec, buyer, scenario)")
+        raise UsageError(
+            f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model MODEL`, or in code "
+            "through negotiator.remote.remote_parties(spec, buyer, scenario)"
+        )
     # The LangGraph agent is imported only for LLM parties: rule-only runs start without it.
     if role == "seller":
         from ..agent.seller import SellerAgent
 
-        return SellerAgent(spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, seed=seed, **llm_options)
+        return SellerAgent(
+            spec, instructions=instructions, limits=limits, base_url=base_url, api_key=api_key, seed=seed, **llm_options
+        )
     from ..buyers.llm import LLMBuyer
 
     buyer: LLMParty = LLMBuyer(spec, persona=instructions, base_url=base_url, api_key=api_key, seed=seed, **llm_options)

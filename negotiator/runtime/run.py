@@ -20,7 +20,17 @@ from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBl
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
 from ..version import package_version
-from .episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance, episode_id, git_commit, process_metrics
+from .episode import (
+    Episode,
+    EpisodeMetrics,
+    ErrorInfo,
+    Outcome,
+    PartyInfo,
+    Provenance,
+    episode_id,
+    git_commit,
+    process_metrics,
+)
 
 
 async def run_negotiation(
@@ -94,7 +104,12 @@ async def run_negotiation(
     wall = time.perf_counter() - t0
     outcome = outcome_metrics(scenario, state.agreement, state.turn)
     metrics = EpisodeMetrics(**outcome.model_dump(), **process_metrics(turns, wall).model_dump())
-    ended = Outcome(deal=state.agreement is not None, terms=state.agreement, ended_by=state.ended_by or "error", ended_by_party=state.ended_by_party)
+    ended = Outcome(
+        deal=state.agreement is not None,
+        terms=state.agreement,
+        ended_by=state.ended_by or "error",
+        ended_by_party=state.ended_by_party,
+    )
     labels = dict(labels or {})
     for role, party in parties.items():
         problem = await _on_end(party, ended)
@@ -111,7 +126,10 @@ async def run_negotiation(
         metrics=metrics,
         error=error,
         provenance=Provenance(
-            package_version=package_version(), seed=seed, prompt_hash=getattr(seller, "prompt_hash", None), git_commit=git_commit()
+            package_version=package_version(),
+            seed=seed,
+            prompt_hash=getattr(seller, "prompt_hash", None),
+            git_commit=git_commit(),
         ),
         labels=labels,
     )

@@ -125,7 +125,9 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
             return ParseDict(record, pb.Task()) if record else None
 
         async def list(self, params, context):
-            raise UnsupportedOperationError(message="tasks/list is not offered: each negotiation is read by its task id")
+            raise UnsupportedOperationError(
+                message="tasks/list is not offered: each negotiation is read by its task id"
+            )
 
         async def delete(self, task_id: str, context: ServerCallContext) -> None:
             raise UnsupportedOperationError(message="negotiations are kept; end one with a walk_away move")
@@ -138,8 +140,14 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
             who = access(context.call_context)
             opened = await _state(context.task_id)
             if opened is None:  # a new task: the SDK wants the Task itself before its status changes
-                await event_queue.enqueue_event(pb.Task(id=context.task_id, context_id=context_id, history=[context.message],
-                                                        status=pb.TaskStatus(state=pb.TaskState.TASK_STATE_SUBMITTED)))
+                await event_queue.enqueue_event(
+                    pb.Task(
+                        id=context.task_id,
+                        context_id=context_id,
+                        history=[context.message],
+                        status=pb.TaskStatus(state=pb.TaskState.TASK_STATE_SUBMITTED),
+                    )
+                )
             try:
                 data, text = _parts(context.message)
                 if opened is None:
@@ -153,8 +161,11 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
                 if described is None:
                     raise
                 _, body = described
-                reply = _reply(updater, body.message, {"error": body.model_dump(exclude_none=True),
-                                                       "state": _state_json(opened) if opened else None})
+                reply = _reply(
+                    updater,
+                    body.message,
+                    {"error": body.model_dump(exclude_none=True), "state": _state_json(opened) if opened else None},
+                )
                 if opened is None:
                     await updater.reject(reply)  # nothing was opened: the task ends here
                 else:
@@ -168,8 +179,10 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
             except ValidationError as e:
                 err = e.errors()[0]
                 where = ".".join(str(p) for p in err["loc"]) or "the data part"
-                raise UsageError(f"to open a negotiation, send a data part with CreateNegotiation ({{'listing_id': ...}}): "
-                                 f"{where}: {err['msg'].removeprefix('Value error, ')}") from None
+                raise UsageError(
+                    f"to open a negotiation, send a data part with CreateNegotiation ({{'listing_id': ...}}): "
+                    f"{where}: {err['msg'].removeprefix('Value error, ')}"
+                ) from None
             if not who.business and not (public_catalogue and body.listing_id is not None and body.limits is None):
                 raise Forbidden(FORBIDDEN_OPEN)
             listing, limits = body.resolve(catalogue)
@@ -180,7 +193,9 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
             context_id = context.current_task.context_id if context.current_task else context.context_id
             updater = TaskUpdater(event_queue, context.task_id, context_id)
             state = await sessions().move(context.task_id, BuyerMove.walk_away("The buyer cancelled the negotiation."))
-            await updater.cancel(_reply(updater, "Cancelled: the buyer walked away.", {"seller_move": None, "state": _state_json(state)}))
+            await updater.cancel(
+                _reply(updater, "Cancelled: the buyer walked away.", {"seller_move": None, "state": _state_json(state)})
+            )
 
     async def _state(task_id: str) -> SessionState | None:
         try:
@@ -200,37 +215,50 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
         seller_move = last.action.model_dump(mode="json") if last is not None and last.party == "seller" else None
         text = last.action.message if seller_move else ""
         if not text:
-            text = {"open": "Your move.", "deal": "Deal.", "no_deal": "The negotiation ended without a deal."}[state.status]
+            text = {"open": "Your move.", "deal": "Deal.", "no_deal": "The negotiation ended without a deal."}[
+                state.status
+            ]
         reply = _reply(updater, text, {"seller_move": seller_move, "state": _state_json(state)})
         if state.status == "open":
             await updater.requires_input(reply)
             return
         if state.agreement_record is not None:
-            await updater.add_artifact([new_data_part(state.agreement_record.model_dump(mode="json"))], name="agreement")
+            await updater.add_artifact(
+                [new_data_part(state.agreement_record.model_dump(mode="json"))], name="agreement"
+            )
         await updater.complete(reply)
 
     card = pb.AgentCard(
         name="negotiator seller",
         description="A shop's negotiating seller: bargains over price and the other terms of a listing, within the "
-                    "business's hard limits, and signs the agreement when there is a deal.",
+        "business's hard limits, and signs the agreement when there is a deal.",
         version=package_version(),
         capabilities=pb.AgentCapabilities(streaming=False, push_notifications=False),
         default_input_modes=["application/json", "text/plain"],
         default_output_modes=["application/json", "text/plain"],
-        skills=[pb.AgentSkill(
-            id=SKILL, name="Negotiate",
-            description="Negotiate a listing by alternating offers. Open with a data part {'listing_id': ...}; the task stays "
-                        "input-required while it is your turn; send a data part BuyerMove {'action': 'offer'|'accept'|"
-                        "'walk_away', 'terms': {...}} and your words as a text part. A deal completes the task with a "
-                        "signed 'agreement' artifact.",
-            tags=["negotiation", "commerce", "bargaining"],
-            examples=['{"listing_id": "furniture-0"}', '{"action": "offer", "terms": {"price": 850}}'],
-            input_modes=["application/json", "text/plain"], output_modes=["application/json", "text/plain"],
-        )],
+        skills=[
+            pb.AgentSkill(
+                id=SKILL,
+                name="Negotiate",
+                description="Negotiate a listing by alternating offers. Open with a data part {'listing_id': ...}; the task stays "
+                "input-required while it is your turn; send a data part BuyerMove {'action': 'offer'|'accept'|"
+                "'walk_away', 'terms': {...}} and your words as a text part. A deal completes the task with a "
+                "signed 'agreement' artifact.",
+                tags=["negotiation", "commerce", "bargaining"],
+                examples=['{"listing_id": "furniture-0"}', '{"action": "offer", "terms": {"price": 850}}'],
+                input_modes=["application/json", "text/plain"],
+                output_modes=["application/json", "text/plain"],
+            )
+        ],
     )
     if auth:
-        card.security_schemes["bearer"].CopyFrom(pb.SecurityScheme(http_auth_security_scheme=pb.HTTPAuthSecurityScheme(
-            scheme="bearer", description="the business's API key, or a negotiation's session token (nst_...)")))
+        card.security_schemes["bearer"].CopyFrom(
+            pb.SecurityScheme(
+                http_auth_security_scheme=pb.HTTPAuthSecurityScheme(
+                    scheme="bearer", description="the business's API key, or a negotiation's session token (nst_...)"
+                )
+            )
+        )
         if not public_catalogue:
             card.security_requirements.append(pb.SecurityRequirement(schemes={"bearer": pb.StringList()}))
 
@@ -239,18 +267,27 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
         served.CopyFrom(card)
         base = (public_url or str(request.base_url)).rstrip("/")
         del served.supported_interfaces[:]
-        served.supported_interfaces.append(pb.AgentInterface(url=base + A2A_PATH, protocol_binding="JSONRPC", protocol_version="1.0"))
+        served.supported_interfaces.append(
+            pb.AgentInterface(url=base + A2A_PATH, protocol_binding="JSONRPC", protocol_version="1.0")
+        )
         return JSONResponse(agent_card_to_dict(served))
 
-    card.supported_interfaces.append(pb.AgentInterface(url=(public_url or "").rstrip("/") + A2A_PATH, protocol_binding="JSONRPC",
-                                                       protocol_version="1.0"))
+    card.supported_interfaces.append(
+        pb.AgentInterface(
+            url=(public_url or "").rstrip("/") + A2A_PATH, protocol_binding="JSONRPC", protocol_version="1.0"
+        )
+    )
     store = SessionTaskStore()
     handler = DefaultRequestHandler(
-        agent_executor=NegotiationExecutor(), task_store=store, agent_card=card,
+        agent_executor=NegotiationExecutor(),
+        task_store=store,
+        agent_card=card,
         request_context_builder=SimpleRequestContextBuilder(task_id_generator=NegotiationIds()),
     )
-    routes = [Route(AGENT_CARD_WELL_KNOWN_PATH, endpoint=agent_card, methods=["GET"]),
-              *create_jsonrpc_routes(handler, rpc_url=A2A_PATH, context_builder=AccessContextBuilder())]
+    routes = [
+        Route(AGENT_CARD_WELL_KNOWN_PATH, endpoint=agent_card, methods=["GET"]),
+        *create_jsonrpc_routes(handler, rpc_url=A2A_PATH, context_builder=AccessContextBuilder()),
+    ]
     return A2AFace(routes=routes, handler=handler)
 
 

@@ -63,7 +63,9 @@ class Access:
         return self.business or self.session_id == session_id
 
 
-def error_response(status: int, code: str, message: str, details: list[dict] | None = None, headers: dict | None = None) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, details: list[dict] | None = None, headers: dict | None = None
+) -> JSONResponse:
     body = ErrorBody(error=code, message=message, details=details).model_dump(exclude_none=True)  # type: ignore[arg-type]
     return JSONResponse(body, status_code=status, headers=headers)
 
@@ -71,8 +73,16 @@ def error_response(status: int, code: str, message: str, details: list[dict] | N
 class AccessGuard:
     """The ASGI middleware described in the module docstring."""
 
-    def __init__(self, app: ASGIApp, *, api_key: str | None, verify_token: Callable[[str, str], Awaitable[bool]], max_body_bytes: int,
-                 protocol_paths: tuple[str, ...] = (), public_catalogue: bool = False):
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        api_key: str | None,
+        verify_token: Callable[[str, str], Awaitable[bool]],
+        max_body_bytes: int,
+        protocol_paths: tuple[str, ...] = (),
+        public_catalogue: bool = False,
+    ):
         self.app = app
         self.api_key = api_key
         self.verify_token = verify_token
@@ -86,23 +96,40 @@ class AccessGuard:
             return
         headers = Headers(scope=scope)
         if self._credentials_in_url(scope):
-            return await self._refuse(scope, receive, send, headers, 400, "credentials_in_url",
-                                      "credentials go in the 'Authorization: Bearer ...' header, never in the URL (URLs end up "
-                                      "in logs and browser history); the request was refused and its URL blanked before logging. "
-                                      "If that was the API key, rotate it.")
+            return await self._refuse(
+                scope,
+                receive,
+                send,
+                headers,
+                400,
+                "credentials_in_url",
+                "credentials go in the 'Authorization: Bearer ...' header, never in the URL (URLs end up "
+                "in logs and browser history); the request was refused and its URL blanked before logging. "
+                "If that was the API key, rotate it.",
+            )
         path = scope["path"]
         if path == "/v1" or path.startswith("/v1/") or path in self.protocol_paths:
             access = await self._authorise(scope, headers.get("authorization"))
             if isinstance(access, _Refusal):
-                return await self._refuse(scope, receive, send, headers, access.status, access.code, access.message,
-                                          {"WWW-Authenticate": "Bearer"} if access.status == 401 else None)
+                return await self._refuse(
+                    scope,
+                    receive,
+                    send,
+                    headers,
+                    access.status,
+                    access.code,
+                    access.message,
+                    {"WWW-Authenticate": "Bearer"} if access.status == 401 else None,
+                )
             scope[ACCESS_SCOPE_KEY] = access
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
             # Drain a declared body only if it is small enough, and only if the client is sending it
             # (a client that asked for "100-continue" waits for this answer instead).
             small = length.isdigit() and int(length) <= self.max_body_bytes + DRAIN_BYTES
-            ended = small and "100-continue" not in headers.get("expect", "").lower() and await _drain(receive, DRAIN_BYTES)
+            ended = (
+                small and "100-continue" not in headers.get("expect", "").lower() and await _drain(receive, DRAIN_BYTES)
+            )
             return await self._too_large(scope, receive, send, ended=ended)
         body = await self._read_body(receive)
         if body is _DISCONNECTED:
@@ -141,8 +168,12 @@ class AccessGuard:
         if not header and protocol and self.public_catalogue:
             return Access()  # anonymous: the tools let it list and open catalogue listings only
         if scheme.lower() != "bearer" or not credential:
-            return _Refusal(401, "unauthorized", "missing API key or session token: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>' "
-                            "from the business's server, or 'Authorization: Bearer <session token>' for one negotiation")
+            return _Refusal(
+                401,
+                "unauthorized",
+                "missing API key or session token: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>' "
+                "from the business's server, or 'Authorization: Bearer <session token>' for one negotiation",
+            )
         if hmac.compare_digest(credential.encode(), self.api_key.encode()):
             return Access(business=True)
         if credential.startswith(TOKEN_PREFIX) and protocol:
@@ -153,10 +184,18 @@ class AccessGuard:
             match = SESSION_PATH.match(scope["path"])
             if match and await self.verify_token(match["id"], credential):
                 return Access(session_id=match["id"])
-            return _Refusal(403, "forbidden", "this session token reads and moves only the negotiation it was issued for; "
-                            "opening negotiations and every other call need the API key, which stays on the business's server")
-        return _Refusal(401, "unauthorized", "wrong API key or session token: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>' "
-                        "or the negotiation's session token")
+            return _Refusal(
+                403,
+                "forbidden",
+                "this session token reads and moves only the negotiation it was issued for; "
+                "opening negotiations and every other call need the API key, which stays on the business's server",
+            )
+        return _Refusal(
+            401,
+            "unauthorized",
+            "wrong API key or session token: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>' "
+            "or the negotiation's session token",
+        )
 
     async def _read_body(self, receive: Receive) -> bytes | object:
         chunks, size = [], 0
@@ -175,11 +214,24 @@ class AccessGuard:
     # --- answers ----------------------------------------------------------------------
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send, *, ended: bool) -> None:
-        await error_response(413, "too_large", f"the request body is over {self.max_body_bytes} bytes",
-                             headers=None if ended else {"Connection": "close"})(scope, receive, send)
+        await error_response(
+            413,
+            "too_large",
+            f"the request body is over {self.max_body_bytes} bytes",
+            headers=None if ended else {"Connection": "close"},
+        )(scope, receive, send)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, headers: Headers, status: int, code: str, message: str,
-                      extra: dict | None = None) -> None:
+    async def _refuse(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        status: int,
+        code: str,
+        message: str,
+        extra: dict | None = None,
+    ) -> None:
         out = dict(extra or {})
         if _has_body(headers):
             out["Connection"] = "close"  # the body, unread, is dropped with the connection

@@ -46,7 +46,9 @@ from .models import AgreementCheck, CreateNegotiation, ErrorBody
 log = logging.getLogger("negotiator.service")
 
 MAX_BODY_BYTES = 1_000_000
-SessionId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$", description="the id returned when the negotiation was opened")]
+SessionId = Annotated[
+    str, Path(pattern=r"^[0-9a-f]{32}$", description="the id returned when the negotiation was opened")
+]
 
 
 @dataclass
@@ -90,12 +92,19 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     catalogue = settings.catalogue or Catalogue.generated()
     signing_key = settings.signing_key or SigningKey.generate()
     mcp_server = build_mcp(lambda: app.state.sessions, catalogue, public_catalogue=settings.public_catalogue)
-    a2a_face = build_a2a(lambda: app.state.sessions, catalogue, public_catalogue=settings.public_catalogue,
-                         public_url=settings.public_url, auth=settings.api_key is not None)
+    a2a_face = build_a2a(
+        lambda: app.state.sessions,
+        catalogue,
+        public_catalogue=settings.public_catalogue,
+        public_url=settings.public_url,
+        auth=settings.api_key is not None,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        async with Sessions.connect(settings.seller, settings.store, tracer=settings.tracer, signing_key=signing_key) as sessions:
+        async with Sessions.connect(
+            settings.seller, settings.store, tracer=settings.tracer, signing_key=signing_key
+        ) as sessions:
             app.state.sessions = sessions
             async with mcp_server.session_manager.run():
                 try:
@@ -118,8 +127,13 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         public_catalogue=settings.public_catalogue,
     )
     if settings.cors_origins:  # added last, so outermost: a browser's preflight carries no credential
-        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
-                           allow_headers=["Authorization", "Content-Type"], max_age=600)
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+            max_age=600,
+        )
 
     @app.get("/healthz", tags=["operations"])
     async def health() -> dict[str, str]:
@@ -162,8 +176,13 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         """The negotiation's state and full transcript."""
         return await sessions(request).get(negotiation_id)
 
-    @app.post("/v1/agreements/verify", response_model=AgreementCheck, dependencies=[Depends(business_only)],
-              responses=_responses(400, 401, 403, 413, 422), tags=["agreements"])
+    @app.post(
+        "/v1/agreements/verify",
+        response_model=AgreementCheck,
+        dependencies=[Depends(business_only)],
+        responses=_responses(400, 401, 403, 413, 422),
+        tags=["agreements"],
+    )
     async def verify(record: AgreementRecord) -> AgreementCheck:
         """Check a deal's agreement record against this service's signing key (API key only):
         ``valid`` false, with the reason, when it was changed after signing or signed by another key."""
@@ -216,8 +235,12 @@ def sessions(request: Request) -> Sessions:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(_Unauthorised)
     async def unauthorised(request: Request, exc: _Unauthorised):
-        return error_response(401, "unauthorized", "missing or wrong API key: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>'",
-                      headers={"WWW-Authenticate": "Bearer"})
+        return error_response(
+            401,
+            "unauthorized",
+            "missing or wrong API key: send 'Authorization: Bearer <NEGOTIATOR_API_KEY>'",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
     @app.exception_handler(_Forbidden)
     async def forbidden(request: Request, exc: _Forbidden):
@@ -246,12 +269,18 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ProviderError)
     async def provider(request: Request, exc: ProviderError):
         log.warning("seller model unavailable: %s", exc)
-        return error_response(503, "seller_unavailable", "the seller's model is unavailable right now; nothing was recorded, "
-                      "send the same move again in a moment", headers={"Retry-After": "5"})
+        return error_response(
+            503,
+            "seller_unavailable",
+            "the seller's model is unavailable right now; nothing was recorded, send the same move again in a moment",
+            headers={"Retry-After": "5"},
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
-        code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict"}.get(exc.status_code, "invalid_request")
+        code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict"}.get(
+            exc.status_code, "invalid_request"
+        )
         return error_response(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)

@@ -73,7 +73,9 @@ class Catalogue:
         except json.JSONDecodeError as e:
             raise UsageError(f"the catalogue {p} is not JSON: {e.msg} (line {e.lineno})") from None
         if not isinstance(data, list) or not data:
-            raise UsageError(f"the catalogue {p} must be a non-empty JSON array of {{\"listing\": ..., \"limits\": ...}} entries")
+            raise UsageError(
+                f'the catalogue {p} must be a non-empty JSON array of {{"listing": ..., "limits": ...}} entries'
+            )
         try:
             entries = TypeAdapter(list[CatalogueEntry]).validate_python(data)
         except ValidationError as e:
@@ -87,7 +89,11 @@ class Catalogue:
             return self.entries[listing_id]
         except KeyError:
             known = ", ".join(list(self.entries)[:10])
-            raise UsageError(f"no listing {listing_id!r} in the catalogue; list_listings shows them ({known})") from None
+            raise UsageError(
+                f"no listing {listing_id!r} in the catalogue; list_listings shows them ({known})"
+            ) from None
 
     def public(self) -> CatalogueListing:
-        return CatalogueListing(listings=[CatalogueItem(listing_id=k, scenario=e.listing.public()) for k, e in self.entries.items()])
+        return CatalogueListing(
+            listings=[CatalogueItem(listing_id=k, scenario=e.listing.public()) for k, e in self.entries.items()]
+        )

@@ -11,10 +11,12 @@ from ..errors import Forbidden, ProviderError, UsageError
 from ..sessions import MoveConflict, UnknownSession
 from .models import ErrorBody
 
-UNAVAILABLE = ("the seller's model is unavailable right now; nothing was recorded, send the same move again in a moment")
+UNAVAILABLE = "the seller's model is unavailable right now; nothing was recorded, send the same move again in a moment"
 FORBIDDEN_SESSION = "this session token reads and moves only the negotiation it was issued for"
-FORBIDDEN_OPEN = ("opening a negotiation needs the API key (the business's server), except on a catalogue listing "
-                  "where the service was started with --public-catalogue")
+FORBIDDEN_OPEN = (
+    "opening a negotiation needs the API key (the business's server), except on a catalogue listing "
+    "where the service was started with --public-catalogue"
+)
 
 
 def fault(exc: BaseException) -> tuple[int, ErrorBody] | None:

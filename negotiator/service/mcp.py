@@ -62,8 +62,10 @@ def _desc(model, name: str) -> str:
 
 NegotiationId = Annotated[
     str | None,
-    Field(description="the id open_negotiation returned; may be left out when the credential is that negotiation's token",
-          pattern=r"^[0-9a-f]{32}$"),
+    Field(
+        description="the id open_negotiation returned; may be left out when the credential is that negotiation's token",
+        pattern=r"^[0-9a-f]{32}$",
+    ),
 ]
 Message = Annotated[str, Field(max_length=BUYER_MESSAGE_MAX_CHARS, description=_desc(BuyerMove, "message"))]
 ExpectedTurn = Annotated[int | None, Field(ge=0, description=_desc(BuyerMove, "expected_turn"))]
@@ -75,9 +77,17 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
 
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    server = MCPServer("negotiator", title="Negotiating seller", instructions=INSTRUCTIONS, version=package_version(),
-                       log_level="WARNING")
-    root.handlers[:], root.level = handlers, level  # the SDK configures the root logger; the service's logging is its own
+    server = MCPServer(
+        "negotiator",
+        title="Negotiating seller",
+        instructions=INSTRUCTIONS,
+        version=package_version(),
+        log_level="WARNING",
+    )
+    root.handlers[:], root.level = (
+        handlers,
+        level,
+    )  # the SDK configures the root logger; the service's logging is its own
 
     def access(ctx: Context) -> Access:
         request = ctx.request_context.request
@@ -110,24 +120,39 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
 
         return await guarded(run())
 
-    @server.tool(description="The listings this seller negotiates (public facts: product, issues, who opens, round limit).")
+    @server.tool(
+        description="The listings this seller negotiates (public facts: product, issues, who opens, round limit)."
+    )
     async def list_listings(ctx: Context) -> CatalogueListing:
         return catalogue.public()
 
-    @server.tool(description="Open a negotiation. Give listing_id (from list_listings); with the business's API key also "
-                 "a full listing or seed (+ template, max_rounds). The answer is the state, with the seller's first offer "
-                 "when the seller opens, and the negotiation's token (shown once).")
+    @server.tool(
+        description="Open a negotiation. Give listing_id (from list_listings); with the business's API key also "
+        "a full listing or seed (+ template, max_rounds). The answer is the state, with the seller's first offer "
+        "when the seller opens, and the negotiation's token (shown once)."
+    )
     async def open_negotiation(
         ctx: Context,
-        listing_id: Annotated[str | None, Field(max_length=200, description=_desc(CreateNegotiation, "listing_id"))] = None,
+        listing_id: Annotated[
+            str | None, Field(max_length=200, description=_desc(CreateNegotiation, "listing_id"))
+        ] = None,
         seed: Annotated[int | None, Field(ge=0, lt=2**31, description=_desc(CreateNegotiation, "seed"))] = None,
         template: Annotated[str | None, Field(max_length=64, description=_desc(CreateNegotiation, "template"))] = None,
-        max_rounds: Annotated[int | None, Field(ge=1, le=100, description=_desc(CreateNegotiation, "max_rounds"))] = None,
+        max_rounds: Annotated[
+            int | None, Field(ge=1, le=100, description=_desc(CreateNegotiation, "max_rounds"))
+        ] = None,
         listing: Annotated[Listing | None, Field(description=_desc(CreateNegotiation, "listing"))] = None,
         limits: Annotated[HardLimits | None, Field(description=_desc(CreateNegotiation, "limits"))] = None,
     ) -> OpenedSession:
         async def run() -> OpenedSession:
-            body = _create(listing_id=listing_id, seed=seed, template=template, max_rounds=max_rounds, listing=listing, limits=limits)
+            body = _create(
+                listing_id=listing_id,
+                seed=seed,
+                template=template,
+                max_rounds=max_rounds,
+                listing=listing,
+                limits=limits,
+            )
             who = access(ctx)
             if not who.business and not (public_catalogue and body.listing_id is not None and body.limits is None):
                 raise Forbidden(FORBIDDEN_OPEN)
@@ -143,7 +168,9 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
 
         return await guarded(run())
 
-    @server.tool(description="Offer terms to the seller; the answer holds the seller's reply. " + _desc(BuyerMove, "terms"))
+    @server.tool(
+        description="Offer terms to the seller; the answer holds the seller's reply. " + _desc(BuyerMove, "terms")
+    )
     async def make_offer(
         ctx: Context,
         terms: Annotated[dict[str, Value], Field(description=_desc(BuyerMove, "terms"))],
@@ -151,17 +178,25 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
         negotiation_id: NegotiationId = None,
         expected_turn: ExpectedTurn = None,
     ) -> SessionState:
-        return await move(ctx, negotiation_id, {"action": "offer", "terms": terms, "message": message, "expected_turn": expected_turn})
+        return await move(
+            ctx, negotiation_id, {"action": "offer", "terms": terms, "message": message, "expected_turn": expected_turn}
+        )
 
-    @server.tool(description="Accept the seller's standing offer (state.seller_offer) as it stands: a deal, with a signed agreement record.")
-    async def accept(ctx: Context, message: Message = "", negotiation_id: NegotiationId = None,
-                     expected_turn: ExpectedTurn = None) -> SessionState:
+    @server.tool(
+        description="Accept the seller's standing offer (state.seller_offer) as it stands: a deal, with a signed agreement record."
+    )
+    async def accept(
+        ctx: Context, message: Message = "", negotiation_id: NegotiationId = None, expected_turn: ExpectedTurn = None
+    ) -> SessionState:
         return await move(ctx, negotiation_id, {"action": "accept", "message": message, "expected_turn": expected_turn})
 
     @server.tool(description="End the negotiation without a deal.")
-    async def walk_away(ctx: Context, message: Message = "", negotiation_id: NegotiationId = None,
-                        expected_turn: ExpectedTurn = None) -> SessionState:
-        return await move(ctx, negotiation_id, {"action": "walk_away", "message": message, "expected_turn": expected_turn})
+    async def walk_away(
+        ctx: Context, message: Message = "", negotiation_id: NegotiationId = None, expected_turn: ExpectedTurn = None
+    ) -> SessionState:
+        return await move(
+            ctx, negotiation_id, {"action": "walk_away", "message": message, "expected_turn": expected_turn}
+        )
 
     return server
 
@@ -193,7 +228,9 @@ def mcp_route(server, *, loopback_only: bool):
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     )
-    server.streamable_http_app(stateless_http=True, json_response=True, streamable_http_path=MCP_PATH, transport_security=security)
+    server.streamable_http_app(
+        stateless_http=True, json_response=True, streamable_http_path=MCP_PATH, transport_security=security
+    )
     return Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(server.session_manager), methods=["GET", "POST", "DELETE"])
 
 

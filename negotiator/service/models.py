@@ -15,17 +15,27 @@ class CreateNegotiation(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    listing_id: str | None = Field(None, max_length=200, description="a listing of the service's catalogue (list_listings shows them)")
-    listing: Listing | None = Field(None, description="the product, the issues, the seller's preferences and limits (the buyer's are not needed)")
+    listing_id: str | None = Field(
+        None, max_length=200, description="a listing of the service's catalogue (list_listings shows them)"
+    )
+    listing: Listing | None = Field(
+        None, description="the product, the issues, the seller's preferences and limits (the buyer's are not needed)"
+    )
     seed: int | None = Field(None, ge=0, lt=2**31, description="generate the listing from this seed instead")
     template: str | None = Field(None, max_length=64, description="product template for a generated listing")
-    max_rounds: int | None = Field(None, ge=1, le=100, description="round limit for a generated listing (default: the template's own draw)")
-    limits: HardLimits | None = Field(None, description="the business's hard limits for this negotiation, on top of the listing's")
+    max_rounds: int | None = Field(
+        None, ge=1, le=100, description="round limit for a generated listing (default: the template's own draw)"
+    )
+    limits: HardLimits | None = Field(
+        None, description="the business's hard limits for this negotiation, on top of the listing's"
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> CreateNegotiation:
         if sum(x is not None for x in (self.listing_id, self.listing, self.seed)) != 1:
-            raise ValueError("give exactly one of 'listing_id' (the catalogue), 'listing', or 'seed' (with an optional 'template')")
+            raise ValueError(
+                "give exactly one of 'listing_id' (the catalogue), 'listing', or 'seed' (with an optional 'template')"
+            )
         if (self.template is not None or self.max_rounds is not None) and self.seed is None:
             raise ValueError("'template' and 'max_rounds' only go with 'seed'")
         return self
@@ -42,8 +52,15 @@ class CreateNegotiation(BaseModel):
 
 
 ErrorCode = Literal[
-    "unauthorized", "forbidden", "credentials_in_url", "not_found", "conflict", "invalid_request", "too_large",
-    "seller_unavailable", "internal_error",
+    "unauthorized",
+    "forbidden",
+    "credentials_in_url",
+    "not_found",
+    "conflict",
+    "invalid_request",
+    "too_large",
+    "seller_unavailable",
+    "internal_error",
 ]
 
 

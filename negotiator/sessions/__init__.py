@@ -5,6 +5,14 @@ from .state import OpenedSession, SessionState
 from .store import TOKEN_PREFIX, Sessions, UnknownSession, open_checkpointer, token_session
 
 __all__ = [
-    "BUYER_MESSAGE_MAX_CHARS", "BuyerMove", "MoveConflict", "OpenedSession", "SessionState", "Sessions", "TOKEN_PREFIX",
-    "UnknownSession", "open_checkpointer", "token_session",
+    "BUYER_MESSAGE_MAX_CHARS",
+    "BuyerMove",
+    "MoveConflict",
+    "OpenedSession",
+    "SessionState",
+    "Sessions",
+    "TOKEN_PREFIX",
+    "UnknownSession",
+    "open_checkpointer",
+    "token_session",
 ]

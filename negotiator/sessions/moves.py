@@ -42,9 +42,12 @@ class BuyerMove(BaseModel):
 
     action: Literal["offer", "message", "accept", "walk_away"]
     terms: dict[str, Value] = Field(
-        default_factory=dict, description="offer only: issue -> value; issues left out keep your previous offer's values"
+        default_factory=dict,
+        description="offer only: issue -> value; issues left out keep your previous offer's values",
     )
-    message: str = Field(default="", max_length=BUYER_MESSAGE_MAX_CHARS, description="what the buyer says (untrusted text)")
+    message: str = Field(
+        default="", max_length=BUYER_MESSAGE_MAX_CHARS, description="what the buyer says (untrusted text)"
+    )
     expected_turn: int | None = Field(
         default=None,
         ge=0,

@@ -38,7 +38,8 @@ class SessionState(BaseModel):
     buyer_offer: Offer | None = Field(None, description="the buyer's latest offer")
     agreement: Offer | None = Field(None, description="the agreed terms, when there is a deal")
     agreement_record: AgreementRecord | None = Field(
-        None, description="when there is a deal: the agreement signed by the service (Ed25519), what a checkout creates its cart from"
+        None,
+        description="when there is a deal: the agreement signed by the service (Ed25519), what a checkout creates its cart from",
     )
     created_at: str
     updated_at: str
@@ -59,7 +60,13 @@ def replay(scenario: Listing, moves: list[PublicMove]) -> ProtocolState:
 
 
 def public_state(
-    session_id: str, scenario: Listing, moves: list[PublicMove], created_at: str, updated_at: str, *, token: str | None = None,
+    session_id: str,
+    scenario: Listing,
+    moves: list[PublicMove],
+    created_at: str,
+    updated_at: str,
+    *,
+    token: str | None = None,
     agreement_record: AgreementRecord | None = None,
 ) -> SessionState:
     p = replay(scenario, moves)

@@ -99,7 +99,9 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError:
-            raise UsageError("a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator-sdk[postgres]'") from None
+            raise UsageError(
+                "a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator-sdk[postgres]'"
+            ) from None
         async with AsyncPostgresSaver.from_conn_string(target) as saver:
             await saver.setup()
             yield saver
@@ -107,7 +109,9 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
     try:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     except ImportError:
-        raise UsageError("a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator-sdk[serve]'") from None
+        raise UsageError(
+            "a SQLite store needs langgraph-checkpoint-sqlite: pip install 'negotiator-sdk[serve]'"
+        ) from None
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"store {target!r} is a folder; give a file path such as {path / 'negotiations.sqlite'}")
@@ -124,8 +128,14 @@ def _now() -> str:
 class Sessions:
     """Open negotiations, apply buyer moves, read state; persisted by a LangGraph checkpointer."""
 
-    def __init__(self, seller: Party | str = DEFAULT_SELLER, checkpointer: Any = None, *, tracer=None,
-                 signing_key: SigningKey | None = None):
+    def __init__(
+        self,
+        seller: Party | str = DEFAULT_SELLER,
+        checkpointer: Any = None,
+        *,
+        tracer=None,
+        signing_key: SigningKey | None = None,
+    ):
         if checkpointer is None:
             raise UsageError(
                 "Sessions needs a LangGraph checkpointer; use `async with Sessions.connect(seller, 'negotiations.sqlite')` "
@@ -149,8 +159,14 @@ class Sessions:
 
     @classmethod
     @asynccontextmanager
-    async def connect(cls, seller: Party | str = DEFAULT_SELLER, store: str | Path = "negotiations.sqlite", *, tracer=None,
-                      signing_key: SigningKey | None = None) -> AsyncIterator[Sessions]:
+    async def connect(
+        cls,
+        seller: Party | str = DEFAULT_SELLER,
+        store: str | Path = "negotiations.sqlite",
+        *,
+        tracer=None,
+        signing_key: SigningKey | None = None,
+    ) -> AsyncIterator[Sessions]:
         """Sessions backed by ``store`` (SQLite file or ``postgresql://`` URL), closed on exit.
 
         A seller given as a spec string is built here and closed on exit; a party you pass in
@@ -166,7 +182,9 @@ class Sessions:
 
     # --- the embedding API ------------------------------------------------------------
 
-    async def open(self, scenario: Listing | dict, limits: HardLimits | dict | None = None, *, session_id: str | None = None) -> OpenedSession:
+    async def open(
+        self, scenario: Listing | dict, limits: HardLimits | dict | None = None, *, session_id: str | None = None
+    ) -> OpenedSession:
         """Start a negotiation for a listing. When the seller opens, its first offer is made now.
 
         The answer carries the session's token (``.token``), which is not shown again: hand
@@ -240,7 +258,11 @@ class Sessions:
                     span.set_attribute("negotiator.ended_by", state.ended_by or "")
                     span.set_attribute("negotiator.deal", state.agreement is not None)
                 now = _now()
-                update: _Channels = {"moves": [m.model_dump(mode="json") for m in moves], "seller_turns": seller_turns, "updated_at": now}
+                update: _Channels = {
+                    "moves": [m.model_dump(mode="json") for m in moves],
+                    "seller_turns": seller_turns,
+                    "updated_at": now,
+                }
                 record = None
                 if state.agreement is not None:
                     record = agreement_record(scenario, session_id, state.agreement, now, self.signing_key)
@@ -253,8 +275,14 @@ class Sessions:
         values = await self._load(session_id)
         moves = [PublicMove.model_validate(m) for m in values["moves"]]
         record = values.get("agreement_record")
-        return public_state(session_id, self._scenario(session_id, values), moves, values["created_at"], values["updated_at"],
-                            agreement_record=AgreementRecord.model_validate(record) if record else None)
+        return public_state(
+            session_id,
+            self._scenario(session_id, values),
+            moves,
+            values["created_at"],
+            values["updated_at"],
+            agreement_record=AgreementRecord.model_validate(record) if record else None,
+        )
 
     async def verify_token(self, session_id: str, token: str) -> bool:
         """Whether ``token`` is the token ``open`` returned for this session (constant time)."""
@@ -285,7 +313,12 @@ class Sessions:
     # --- internals --------------------------------------------------------------------
 
     async def _seller_turn(
-        self, scenario: Listing, limits: HardLimits | None, moves: list[PublicMove], state: ProtocolState, session_id: str,
+        self,
+        scenario: Listing,
+        limits: HardLimits | None,
+        moves: list[PublicMove],
+        state: ProtocolState,
+        session_id: str,
     ) -> TurnRecord:
         view = PartyView.of(scenario, "seller", moves, limits, negotiation_id=session_id)
         with self.tracer.start_as_current_span("negotiation.turn") as span:
@@ -329,7 +362,7 @@ def token_session(token: str) -> str | None:
     """The session id a session token names (``nst_<id>_<secret>``); None for anything else."""
     if not isinstance(token, str) or not token.startswith(TOKEN_PREFIX):
         return None
-    sid, sep, secret = token[len(TOKEN_PREFIX):].partition("_")
+    sid, sep, secret = token[len(TOKEN_PREFIX) :].partition("_")
     return sid if sep and secret and _SESSION_ID.match(sid) else None
 
 

@@ -21,7 +21,22 @@ from .schedule import Hardliner, Schedule, TimeDependent, TitForTat, progress, t
 from .situation import Situation
 
 __all__ = [
-    "Acceptance", "ACCEPT", "CANDIDATE_IDS", "STRATEGY_NAMES", "WALK_AWAY", "Advice", "Candidate", "Strategy",
-    "bids", "FrequencyModel", "OutcomeIndex", "Hardliner", "Schedule", "TimeDependent", "TitForTat",
-    "progress", "target_utility", "Situation",
+    "Acceptance",
+    "ACCEPT",
+    "CANDIDATE_IDS",
+    "STRATEGY_NAMES",
+    "WALK_AWAY",
+    "Advice",
+    "Candidate",
+    "Strategy",
+    "bids",
+    "FrequencyModel",
+    "OutcomeIndex",
+    "Hardliner",
+    "Schedule",
+    "TimeDependent",
+    "TitForTat",
+    "progress",
+    "target_utility",
+    "Situation",
 ]

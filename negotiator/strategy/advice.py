@@ -146,7 +146,15 @@ class Strategy:
         idx = self.index(situation)
         target = self._target(situation, idx, jitter)
         model = self.opponent(situation)
-        offers = bids(idx, target, model=model, toward=situation.standing, k=self.candidates, window=self.window, similarity=self.similarity)
+        offers = bids(
+            idx,
+            target,
+            model=model,
+            toward=situation.standing,
+            k=self.candidates,
+            window=self.window,
+            similarity=self.similarity,
+        )
         candidates = tuple(
             Candidate(cid, o, situation.utility(o), model.utility(o) if model else None)
             for cid, o in zip(CANDIDATE_IDS, offers)
@@ -161,9 +169,17 @@ class Strategy:
             and worth >= max(situation.floor, candidates[0].worth - self.leeway) - 1e-9
         )
         return Advice(
-            target=target, floor=situation.floor, progress=situation.progress, final_move=situation.final_move,
-            candidates=candidates, standing_worth=worth, accept=accept, can_accept=can_accept,
-            can_walk_away=self.walk_away, own_terms=self.own_terms, leeway=self.leeway,
+            target=target,
+            floor=situation.floor,
+            progress=situation.progress,
+            final_move=situation.final_move,
+            candidates=candidates,
+            standing_worth=worth,
+            accept=accept,
+            can_accept=can_accept,
+            can_walk_away=self.walk_away,
+            own_terms=self.own_terms,
+            leeway=self.leeway,
         )
 
     def repair(self, situation: Situation, terms: Offer | None) -> Offer:

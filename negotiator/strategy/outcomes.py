@@ -56,8 +56,10 @@ class OutcomeIndex:
         self._floor = self.limits.utility_floor(prefs)
         # What ``distance`` needs per issue, looked up once: bidding measures every candidate.
         self._scales = [
-            (i.name, "numeric", None, i.high - i.low) if isinstance(i, NumericIssue)
-            else (i.name, "ordered", {o: n for n, o in reversed(list(enumerate(i.options)))}, len(i.options) - 1) if i.ordered
+            (i.name, "numeric", None, i.high - i.low)
+            if isinstance(i, NumericIssue)
+            else (i.name, "ordered", {o: n for n, o in reversed(list(enumerate(i.options)))}, len(i.options) - 1)
+            if i.ordered
             else (i.name, "categorical", None, 1)
             for i in space.issues
         ]
@@ -72,8 +74,11 @@ class OutcomeIndex:
             values = list(issue.options) if isinstance(issue, DiscreteIssue) else issue.grid(points)
             lo, hi = lim.minimum.get(k), lim.maximum.get(k)
             values = [
-                v for v in values
-                if (lo is None or float(v) >= lo) and (hi is None or float(v) <= hi) and v not in lim.forbidden.get(k, ())
+                v
+                for v in values
+                if (lo is None or float(v) >= lo)
+                and (hi is None or float(v) <= hi)
+                and v not in lim.forbidden.get(k, ())
             ]
             w, vf = prefs.weights[k], prefs.values[k]
             axes.append([(w * vf(v), v) for v in values])
@@ -92,7 +97,9 @@ class OutcomeIndex:
         out.sort(key=itemgetter(0))
         return out
 
-    def offer(self, target: float, toward: Offer | None = None, rng: random.Random | None = None, window: float = 0.05) -> Offer:
+    def offer(
+        self, target: float, toward: Offer | None = None, rng: random.Random | None = None, window: float = 0.05
+    ) -> Offer:
         """Terms worth at least ``target`` to this side, as close as possible to ``toward``."""
         if target >= self.u_max - 1e-9:
             return dict(self.ideal)
@@ -187,4 +194,3 @@ class OutcomeIndex:
             else:
                 d += 0.0 if a[name] == b[name] else 1.0
         return d
-

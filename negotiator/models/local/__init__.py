@@ -48,8 +48,14 @@ class LocalModel:
 
     def client(self, server: LocalServer) -> LiteLLMModel:
         return LiteLLMModel(
-            f"hosted_vllm/{self.target.served_name}", base_url=server.base_url, timeout=REQUEST_TIMEOUT_S,
-            tools=False, response_schema=self.supports_response_schema, family=self.family, extra=self.params, spec=self.spec,
+            f"hosted_vllm/{self.target.served_name}",
+            base_url=server.base_url,
+            timeout=REQUEST_TIMEOUT_S,
+            tools=False,
+            response_schema=self.supports_response_schema,
+            family=self.family,
+            extra=self.params,
+            spec=self.spec,
         )
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -78,10 +84,21 @@ def local_model(spec: str, params: dict | None = None) -> LocalModel:
     s = parse_spec(spec)
     if s.kind != "local":
         raise UsageError(f"{spec!r} is not a local/ spec")
-    return LocalModel(s.raw, s.name, params if params is not None else {k: coerce_param(v) for k, v in s.params.items()})
+    return LocalModel(
+        s.raw, s.name, params if params is not None else {k: coerce_param(v) for k, v in s.params.items()}
+    )
 
 
 __all__ = [
-    "LocalModel", "local_model", "local_servers", "stop_all", "running_servers", "server_for", "resolve_target",
-    "LocalServer", "list_models", "home", "RECIPES",
+    "LocalModel",
+    "local_model",
+    "local_servers",
+    "stop_all",
+    "running_servers",
+    "server_for",
+    "resolve_target",
+    "LocalServer",
+    "list_models",
+    "home",
+    "RECIPES",
 ]

@@ -46,8 +46,6 @@ def models_dir() -> Path:
     return home() / "models"
 
 
-
-
 @dataclass(frozen=True)
 class Recipe:
     """How to build one named local model folder."""
@@ -144,10 +142,17 @@ def _build_tiny(folder: Path, progress: Progress) -> dict:
 RECIPES: dict[str, Recipe] = {
     r.name: r
     for r in [
-        Recipe("gemma-3-270m", "Gemma 3 270M base, bf16 (from the GGUF on PyPI)",
-               2, _gemma_source, _build_gemma, _GEMMA_STEPS),
-        Recipe("tiny-random-gemma", "tiny random Gemma 3 for tests (writes gibberish)",
-               1, _tiny_source, _build_tiny, 1),
+        Recipe(
+            "gemma-3-270m",
+            "Gemma 3 270M base, bf16 (from the GGUF on PyPI)",
+            2,
+            _gemma_source,
+            _build_gemma,
+            _GEMMA_STEPS,
+        ),
+        Recipe(
+            "tiny-random-gemma", "tiny random Gemma 3 for tests (writes gibberish)", 1, _tiny_source, _build_tiny, 1
+        ),
     ]
 }
 
@@ -317,5 +322,9 @@ def list_models() -> list[PreparedInfo]:
         folder, base = SHIPPED / name, next(m for m in out if m.name == seller.base)
         adapter = folder / "adapter_model.safetensors"
         status = "ready" if base.status == "ready" else f"needs {base.name} ({base.status})"
-        out.append(PreparedInfo(name, seller.description, folder, status, adapter.stat().st_size, {"sha256": sha256_file(adapter)}))
+        out.append(
+            PreparedInfo(
+                name, seller.description, folder, status, adapter.stat().st_size, {"sha256": sha256_file(adapter)}
+            )
+        )
     return out

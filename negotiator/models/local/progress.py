@@ -19,15 +19,25 @@ def prepare_with_progress(name: str, *, force: bool = False, say: Callable[[str]
     say = say or (lambda msg: console.print(msg))
     if not force and problem(models_dir() / name, r) is None:
         return prepare(name, say=say)  # prepared: only the (deep) check runs
-    bar = Progress(TextColumn("[bold]preparing " + name), BarColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                   console=console, transient=False)
+    bar = Progress(
+        TextColumn("[bold]preparing " + name),
+        BarColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
     try:
         bar.start()
     except LiveError:  # e.g. inside another progress display: fall back to one line per step
         return prepare(name, force=force, say=say, progress=lambda step, done, total: say(f"preparing {name}: {step}"))
     try:
         task = bar.add_task("", total=r.steps)
-        return prepare(name, force=force, say=say, progress=lambda step, done, total: bar.update(task, completed=done, description=step))
+        return prepare(
+            name,
+            force=force,
+            say=say,
+            progress=lambda step, done, total: bar.update(task, completed=done, description=step),
+        )
     finally:
         bar.stop()
-

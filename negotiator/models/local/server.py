@@ -11,7 +11,6 @@ and the ``local/...`` specs start it for you. With ``--parent-pid`` it exits as 
 that process is gone, so a killed eval leaves no server behind.
 """
 
-
 import argparse
 import asyncio
 import logging
@@ -100,13 +99,19 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
             "created": int(time.time()),
             "model": body.get("model") or served_name,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": result.text}, "finish_reason": result.finish_reason}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": result.text},
+                    "finish_reason": result.finish_reason,
+                }
             ],
             "usage": {
                 "prompt_tokens": result.prompt_tokens,
                 "completion_tokens": result.completion_tokens,
                 "total_tokens": result.prompt_tokens + result.completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": result.cached_tokens},  # OpenAI's field: read from the prefix cache
+                "prompt_tokens_details": {
+                    "cached_tokens": result.cached_tokens
+                },  # OpenAI's field: read from the prefix cache
             },
         }
 
@@ -236,17 +241,33 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--max-batch", type=int, default=16)
     p.add_argument("--dtype", default="auto")
     p.add_argument("--threads", type=int)
-    p.add_argument("--base", type=Path, help="base model folder of a LoRA adapter (default: as its adapter_config.json says)")
-    p.add_argument("--prefix-cache-tokens", type=int, default=int(os.environ.get("NEGOTIATOR_PREFIX_CACHE_TOKENS", 32_768)),
-                   help="keys and values of earlier chats kept for their next turn, in tokens (0: off; "
-                        "default: $NEGOTIATOR_PREFIX_CACHE_TOKENS or 32768)")
+    p.add_argument(
+        "--base", type=Path, help="base model folder of a LoRA adapter (default: as its adapter_config.json says)"
+    )
+    p.add_argument(
+        "--prefix-cache-tokens",
+        type=int,
+        default=int(os.environ.get("NEGOTIATOR_PREFIX_CACHE_TOKENS", 32_768)),
+        help="keys and values of earlier chats kept for their next turn, in tokens (0: off; "
+        "default: $NEGOTIATOR_PREFIX_CACHE_TOKENS or 32768)",
+    )
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # until uvicorn installs its own handlers
-    serve(a.folder, name=a.name or a.folder.name, host=a.host, port=a.port, fd=a.fd, parent_pid=a.parent_pid,
-          max_batch=a.max_batch, dtype=a.dtype, threads=a.threads, base=a.base,
-          prefix_cache_tokens=a.prefix_cache_tokens,
-          on_ready=lambda h, pt: print(f"serving {a.folder} on http://{h}:{pt}/v1", file=sys.stderr, flush=True))
+    serve(
+        a.folder,
+        name=a.name or a.folder.name,
+        host=a.host,
+        port=a.port,
+        fd=a.fd,
+        parent_pid=a.parent_pid,
+        max_batch=a.max_batch,
+        dtype=a.dtype,
+        threads=a.threads,
+        base=a.base,
+        prefix_cache_tokens=a.prefix_cache_tokens,
+        on_ready=lambda h, pt: print(f"serving {a.folder} on http://{h}:{pt}/v1", file=sys.stderr, flush=True),
+    )
     os._exit(0)  # do not wait on the engine thread
 
 

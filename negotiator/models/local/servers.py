@@ -113,12 +113,20 @@ def _training_run_target(name: str, run: Path) -> Target:
     plays = f"; the seller plays the strategy it trained with, {trained_strategy(str(run))} (override with ?strategy=)"
     if (run / "merged" / "config.json").is_file():
         t = _folder_target(name, run / "merged")
-        return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}{plays}")
+        return replace(
+            t,
+            served_name=run.name,
+            note=f"local/{name} is a training run: serving its merged model, {run / 'merged'}{plays}",
+        )
     # a kept run (a shipped seller): the adapter files beside the run's manifest and config
     for adapter in (run / "adapter", run):
         if (adapter / "adapter_config.json").is_file():
             t = _folder_target(name, adapter)
-            return replace(t, served_name=run.name, note=f"local/{name} is a training run: serving its LoRA adapter, {adapter}, on {t.base}{plays}")
+            return replace(
+                t,
+                served_name=run.name,
+                note=f"local/{name} is a training run: serving its LoRA adapter, {adapter}, on {t.base}{plays}",
+            )
     raise UsageError(
         f"local/{name} is a training run folder with no model saved yet (no merged/ or adapter/): it is still training "
         f"or stopped before its first save. Rerun its `negotiator train --out {run}` command to resume it, then evaluate it"
@@ -136,7 +144,9 @@ def _folder_target(name: str, path: Path) -> Target:
             return Target(name, path.name, None, path, base=base.resolve(), family=_family_of(base))
         known = base_name.rstrip("/").split("/")[-1]
         if known in RECIPES:  # e.g. an adapter trained on google/gemma-3-270m: serve it on our prepared copy
-            return Target(name, path.name, None, path, base=models_dir() / known, base_recipe=known, family=model_family(known))
+            return Target(
+                name, path.name, None, path, base=models_dir() / known, base_recipe=known, family=model_family(known)
+            )
         raise UsageError(
             f"the LoRA adapter {path} is for the base model {base_name!r}, which is neither a folder here nor one of "
             f"the prepared models ({', '.join(RECIPES)}). Put the base model folder at that path or edit adapter_config.json."
@@ -181,8 +191,18 @@ class LocalServer:
         logs.mkdir(parents=True, exist_ok=True)
         self.log_path = logs / f"{t.served_name}-{self.port}.log"
         cmd = [
-            sys.executable, "-m", "negotiator.models.local.server", str(t.folder), "--name", t.served_name,
-            "--fd", str(sock.fileno()), "--parent-pid", str(os.getpid()), "--max-batch", str(self.max_batch),
+            sys.executable,
+            "-m",
+            "negotiator.models.local.server",
+            str(t.folder),
+            "--name",
+            t.served_name,
+            "--fd",
+            str(sock.fileno()),
+            "--parent-pid",
+            str(os.getpid()),
+            "--max-batch",
+            str(self.max_batch),
         ]
         if t.base is not None:
             cmd += ["--base", str(t.base)]
@@ -190,8 +210,13 @@ class LocalServer:
         env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "PYTHONUNBUFFERED": "1", "TOKENIZERS_PARALLELISM": "false"}
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                cmd, pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=env, start_new_session=True,  # Ctrl-C reaches us, and we stop it (no half-dead child)
+                cmd,
+                pass_fds=[sock.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,  # Ctrl-C reaches us, and we stop it (no half-dead child)
             )
         sock.close()
         try:
@@ -212,7 +237,9 @@ class LocalServer:
             if self.healthy(1.0):
                 return
             time.sleep(0.2)
-        raise ProviderError(f"the local server for {self.target.name} did not become healthy in {timeout:.0f}s; log: {self.log_path}")
+        raise ProviderError(
+            f"the local server for {self.target.name} did not become healthy in {timeout:.0f}s; log: {self.log_path}"
+        )
 
     def healthy(self, timeout: float = 2.0) -> bool:
         try:
@@ -292,7 +319,9 @@ def local_servers(specs: Iterable[str] = (), say=None) -> Iterator[list[LocalSer
                         say(target.note)
                     started.append(server_for(target, say=say))
                 except ProviderError as e:
-                    raise UsageError(f"{e}\n`negotiator models prepare NAME --force` rebuilds a prepared model.") from None
+                    raise UsageError(
+                        f"{e}\n`negotiator models prepare NAME --force` rebuilds a prepared model."
+                    ) from None
         yield started
     finally:
         stop_all()

@@ -25,8 +25,10 @@ class Aspiration:
         self.negotiation: str | None = None
 
     def _candidates(self, view: PartyView) -> list[dict]:
-        axes = [view.space.values(i.name) if i.size <= 41 else [view.space.normalise(i.name, v) for v in i.grid(41)]
-                for i in view.space.issues]
+        axes = [
+            view.space.values(i.name) if i.size <= 41 else [view.space.normalise(i.name, v) for v in i.grid(41)]
+            for i in view.space.issues
+        ]
         return [dict(zip(view.space.names, combo)) for combo in itertools.product(*axes)]
 
     async def act(self, view: PartyView) -> TurnRecord:
@@ -47,8 +49,17 @@ class Aspiration:
         path = os.environ.get("ASPIRATION_LOG")
         if path:
             with open(path, "a") as f:
-                f.write(json.dumps({"negotiation_id": self.negotiation, "role": self.role, "deal": outcome.deal,
-                                    "ended_by": outcome.ended_by}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "negotiation_id": self.negotiation,
+                            "role": self.role,
+                            "deal": outcome.deal,
+                            "ended_by": outcome.ended_by,
+                        }
+                    )
+                    + "\n"
+                )
 
 
 class FixedSeller(Aspiration):

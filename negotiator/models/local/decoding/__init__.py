@@ -19,8 +19,21 @@ from .interface import JSON_OBJECT, Decoded, Engine, Request, Sampling, sampling
 from .tokens import END_OF_TURN, chat_ids, chat_text, end_of_turn_id, left_pad, set_turn_stops, stop_ids, text_ids
 
 __all__ = [
-    "Decoded", "Decoder", "Engine", "JSON_OBJECT", "Request", "Sampling", "sampling_defaults",
-    "END_OF_TURN", "chat_ids", "chat_text", "end_of_turn_id", "left_pad", "set_turn_stops", "stop_ids", "text_ids",
+    "Decoded",
+    "Decoder",
+    "Engine",
+    "JSON_OBJECT",
+    "Request",
+    "Sampling",
+    "sampling_defaults",
+    "END_OF_TURN",
+    "chat_ids",
+    "chat_text",
+    "end_of_turn_id",
+    "left_pad",
+    "set_turn_stops",
+    "stop_ids",
+    "text_ids",
 ]
 
 

@@ -41,7 +41,9 @@ class RowKV:
 
     capacity: dict[int, int] = field(default_factory=dict)  # request -> tokens it may hold
     length: dict[int, int] = field(default_factory=dict)  # request -> tokens stored
-    keys: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict)  # (layer, request) -> (kv heads, capacity, dim)
+    keys: dict[tuple[int, int], torch.Tensor] = field(
+        default_factory=dict
+    )  # (layer, request) -> (kv heads, capacity, dim)
     values: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict)
 
     def drop(self, request: int) -> None:
@@ -79,14 +81,27 @@ class Pass:
         return m
 
 
-def _attention(module, query, key, value, attention_mask, *, scaling=None, dropout=0.0, sliding_window=None,
-               negotiator_pass: Pass | None = None, **kwargs):
+def _attention(
+    module,
+    query,
+    key,
+    value,
+    attention_mask,
+    *,
+    scaling=None,
+    dropout=0.0,
+    sliding_window=None,
+    negotiator_pass: Pass | None = None,
+    **kwargs,
+):
     """The attention function the model calls inside :func:`row_attention`."""
     p = negotiator_pass
     if p is None:  # a forward that is not the decoder's: the usual attention
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
+        return sdpa_attention_forward(
+            module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs
+        )
     _, heads, q_len, dim = query.shape
     out = query.new_zeros(1, q_len, heads, dim)
     layer = module.layer_idx
@@ -97,18 +112,20 @@ def _attention(module, query, key, value, attention_mask, *, scaling=None, dropo
             ks = p.kv.keys[(layer, request)] = key.new_empty(shape)
             vs = p.kv.values[(layer, request)] = value.new_empty(shape)
         past = p.kv.length.get(request, 0)
-        ks[:, past:past + n] = key[0, :, start:start + n]
-        vs[:, past:past + n] = value[0, :, start:start + n]
+        ks[:, past : past + n] = key[0, :, start : start + n]
+        vs[:, past : past + n] = value[0, :, start : start + n]
         lo = 0 if sliding_window is None else max(0, past - sliding_window + 1)  # the first key any query may see
-        q = query[:, :, start:start + n]
-        k, v = ks[None, :, lo:past + n], vs[None, :, lo:past + n]
+        q = query[:, :, start : start + n]
+        k, v = ks[None, :, lo : past + n], vs[None, :, lo : past + n]
         if n == 1:  # decoding one token: every kept key is visible
             o = F.scaled_dot_product_attention(q, k, v, scale=scaling, enable_gqa=True)
         elif past == 0 and (sliding_window is None or n <= sliding_window):  # a prompt inside the window
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scaling, enable_gqa=True)
         else:
-            o = F.scaled_dot_product_attention(q, k, v, attn_mask=p.mask(past, n, lo, sliding_window), scale=scaling, enable_gqa=True)
-        out[0, start:start + n] = o[0].transpose(0, 1)
+            o = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=p.mask(past, n, lo, sliding_window), scale=scaling, enable_gqa=True
+            )
+        out[0, start : start + n] = o[0].transpose(0, 1)
     return out, None
 
 

@@ -37,7 +37,9 @@ class Decoder:
 
     def __init__(self, model, tokenizer, prefix_cache: PrefixCache | None = None):
         self.model, self.tokenizer = model, tokenizer
-        self.prefix_cache = prefix_cache  # None: every prompt is read in full (training, between steps: the weights change)
+        self.prefix_cache = (
+            prefix_cache  # None: every prompt is read in full (training, between steps: the weights change)
+        )
         self.stop_ids = stop_ids(model, tokenizer)
         self._stops = set(self.stop_ids)
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.stop_ids[0]
@@ -96,7 +98,9 @@ class Decoder:
         for i, r in enumerate(requests):
             kept = out[i][:-1] if finish[i] == "stop" else out[i]
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
-            results.append(Decoded(text, kept, len(r.prompt_ids), len(out[i]), finish[i], cached[i]))  # the stop token counts
+            results.append(
+                Decoded(text, kept, len(r.prompt_ids), len(out[i]), finish[i], cached[i])
+            )  # the stop token counts
         return results
 
     def _reuse(self, kv: RowKV, i: int, prompt: list[int], chunks: list[list[int]]) -> int:
@@ -122,8 +126,12 @@ class Decoder:
             return
         n = kv.length.get(i, 0)
         layers = sorted(layer for layer, row in kv.keys if row == i)
-        self.prefix_cache.put([*prompt, *out][:n], len(prompt), [kv.keys[(layer, i)] for layer in layers],
-                              [kv.values[(layer, i)] for layer in layers])
+        self.prefix_cache.put(
+            [*prompt, *out][:n],
+            len(prompt),
+            [kv.keys[(layer, i)] for layer in layers],
+            [kv.values[(layer, i)] for layer in layers],
+        )
 
     def _forward(self, kv: RowKV, live: list[int], chunks: list[list[int]]) -> torch.Tensor:
         """Logits of each live row's last new token, as float32. The rows' new tokens are read
@@ -136,14 +144,21 @@ class Decoder:
         start = 0
         for i, c in zip(live, chunks):
             past = kv.length.get(i, 0)
-            ids[0, start:start + len(c)] = torch.tensor(c)
-            positions[0, start:start + len(c)] = torch.arange(past, past + len(c))
+            ids[0, start : start + len(c)] = torch.tensor(c)
+            positions[0, start : start + len(c)] = torch.arange(past, past + len(c))
             plan.append((i, start, len(c)))
             start += len(c)
         last = [s + n - 1 for _, s, n in plan]
-        keep = last + [size - 1] * (invariant_count(len(last), self.model.dtype) - len(last))  # the logits' row count, too
+        keep = last + [size - 1] * (
+            invariant_count(len(last), self.model.dtype) - len(last)
+        )  # the logits' row count, too
         step = Pass(kv, plan)
-        logits = self.model(input_ids=ids, position_ids=positions, use_cache=False, logits_to_keep=torch.tensor(keep),
-                            negotiator_pass=step).logits
+        logits = self.model(
+            input_ids=ids,
+            position_ids=positions,
+            use_cache=False,
+            logits_to_keep=torch.tensor(keep),
+            negotiator_pass=step,
+        ).logits
         step.commit()
         return logits[0, : len(live), :].float()

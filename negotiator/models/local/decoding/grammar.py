@@ -49,7 +49,9 @@ class RowGrammars:
     def __call__(self, live: list[int], scores: torch.Tensor) -> torch.Tensor:
         if not self.any:
             return scores
-        rows = [row for row, i in enumerate(live) if self.matchers[i] is not None and not self.matchers[i].is_terminated()]
+        rows = [
+            row for row, i in enumerate(live) if self.matchers[i] is not None and not self.matchers[i].is_terminated()
+        ]
         if rows:
             for row in rows:
                 self.matchers[live[row]].fill_next_token_bitmask(self.bitmask, row)

@@ -95,7 +95,10 @@ class PrefixCache:
             self._remove(next(iter(self._entries)))
 
     def _continues(self, tokens: list[int], entry: Entry) -> bool:
-        return len(tokens) >= len(entry.tokens) and _common_prefix(entry.tokens, tokens, len(tokens)) >= entry.prompt - self.slack
+        return (
+            len(tokens) >= len(entry.tokens)
+            and _common_prefix(entry.tokens, tokens, len(tokens)) >= entry.prompt - self.slack
+        )
 
     def clear(self) -> None:
         self._entries.clear()

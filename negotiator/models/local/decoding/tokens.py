@@ -62,6 +62,6 @@ def left_pad(rows: list[list[int]], pad_id: int):
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, r in enumerate(rows):
         if r:
-            ids[i, width - len(r):] = torch.tensor(r)
-            mask[i, width - len(r):] = 1
+            ids[i, width - len(r) :] = torch.tensor(r)
+            mask[i, width - len(r) :] = 1
     return ids, mask
