@@ -22,9 +22,9 @@ from typing import TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from negotiator import SellerAgent
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import MakeOffer
 from negotiator.party import PartyView, PublicMove
+from negotiator.sim import generate, make_party, run_negotiation
 
 
 class _S(TypedDict):

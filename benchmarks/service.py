@@ -33,8 +33,8 @@ from pathlib import Path
 
 import httpx
 
-from negotiator.sim import generate
 from negotiator.sessions import BuyerMove, Sessions
+from negotiator.sim import generate
 
 SELLER = "scripted/boulware"  # zero latency: the seller's model costs nothing
 KEY = "benchmark-key-0123456789abcdef"

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 # Keep LiteLLM offline and quiet before anything imports it.
 _os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from .version import DISTRIBUTION, read_version as _version  # noqa: E402,F401  (DISTRIBUTION: the pip name)
+from .version import DISTRIBUTION  # noqa: E402,F401  (DISTRIBUTION: the pip name)
+from .version import read_version as _version
 
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {

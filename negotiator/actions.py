@@ -63,7 +63,7 @@ class WalkAway(_Action):
         return None
 
 
-Action = Annotated[Union[MakeOffer, Accept, WalkAway], Field(discriminator="action")]
+Action = Annotated[MakeOffer | Accept | WalkAway, Field(discriminator="action")]
 ACTIONS: dict[str, type[_Action]] = {"make_offer": MakeOffer, "accept": Accept, "walk_away": WalkAway}
 _action_adapter: TypeAdapter[Action] = TypeAdapter(Action)
 

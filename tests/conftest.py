@@ -14,8 +14,8 @@ from hypothesis import settings  # noqa: E402
 settings.register_profile("negotiator", deadline=None)
 settings.load_profile("negotiator")
 
-from negotiator.llm.graph import RetryPolicy  # noqa: E402
 from negotiator.domain import generate  # noqa: E402
+from negotiator.llm.graph import RetryPolicy  # noqa: E402
 from negotiator.models import block_remote_requests  # noqa: E402
 
 block_remote_requests(True)

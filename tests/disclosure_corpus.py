@@ -19,10 +19,10 @@ from fractions import Fraction
 
 from num2words import num2words
 
-from negotiator.llm.secrecy import secrets_of
 from negotiator.domain import NumericIssue, generate
 from negotiator.domain.generator import template_names
 from negotiator.domain.scenario import Scenario
+from negotiator.llm.secrecy import secrets_of
 
 SEEDS = (7000, 7001, 7002)
 """Three scenarios per product template: 18 scenarios, each with its own secrets."""

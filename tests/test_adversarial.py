@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from rich.console import Console
 
 from evals.report import limits_table, run_table

@@ -8,16 +8,15 @@ import jsonschema
 import pytest
 
 from negotiator import MakeOffer, SellerAgent
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import Accept
+from negotiator.errors import UsageError
 from negotiator.llm.assist import answer_schema, answer_tools
 from negotiator.llm.guard import Guard
 from negotiator.llm.prompt import render_messages
-from negotiator.errors import UsageError
 from negotiator.models import ScriptedModel
 from negotiator.party import PartyView, PublicMove
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.strategy import Strategy
-
 
 # A business may open several candidates to its model (``?candidates=3``); the default is one.
 THREE = Strategy(candidates=3)

@@ -7,12 +7,12 @@ import itertools
 import pytest
 
 from negotiator import MakeOffer
-from negotiator.sim import generate
 from negotiator.actions import Accept
 from negotiator.domain.issues import NumericIssue
 from negotiator.llm.consistency import Checker
 from negotiator.llm.guard import Guard
 from negotiator.party import PartyView, PublicMove
+from negotiator.sim import generate
 
 
 def used_car():

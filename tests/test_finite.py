@@ -16,7 +16,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import ValidationError
 
 from negotiator import SellerAgent
-from negotiator.sim import generate
 from negotiator.actions import Accept, MakeOffer, parse_text_action
 from negotiator.domain.issues import NumericIssue
 from negotiator.domain.scenario import HardLimits, Listing
@@ -25,6 +24,7 @@ from negotiator.errors import InvalidOffer, UsageError
 from negotiator.party import PublicMove
 from negotiator.service import ServiceSettings, create_app
 from negotiator.sessions import BuyerMove, Sessions
+from negotiator.sim import generate
 
 KEY = "finite-test-key-0123456789"
 AUTH = {"Authorization": f"Bearer {KEY}", "content-type": "application/json"}

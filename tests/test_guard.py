@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from negotiator import MakeOffer, SellerAgent
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import Accept
-from negotiator.llm.guard import Guard
 from negotiator.buyers import STRATEGIES
 from negotiator.domain import NumericIssue
+from negotiator.llm.guard import Guard
 from negotiator.models import ScriptedModel
 from negotiator.party import PartyView, PublicMove
+from negotiator.sim import generate, make_party, run_negotiation
 
 
 def _seller_actions_respect_limits(ep):

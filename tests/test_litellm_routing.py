@@ -7,8 +7,8 @@ import json
 import pytest
 
 from negotiator import SellerAgent
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.errors import RemoteRequestBlocked
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.testing import FakeOpenAIServer, FakeReply
 
 

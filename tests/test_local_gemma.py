@@ -10,11 +10,11 @@ import asyncio
 import os
 
 from negotiator import SellerAgent
-from negotiator.sim import generate
 from negotiator.actions import Accept, MakeOffer
 from negotiator.llm.graph import RetryPolicy
 from negotiator.models.local import running_servers, stop_all
 from negotiator.models.local.prepare import prepare
+from negotiator.sim import generate
 
 
 def test_embedded_gemma_plays_real_seller_turns_through_the_local_server():

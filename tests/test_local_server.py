@@ -18,7 +18,6 @@ import jsonschema
 import pytest
 
 from negotiator import SellerAgent
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import action_json_schema, parse_text_action
 from negotiator.errors import UsageError
 from negotiator.models.base import ModelRequest
@@ -26,6 +25,7 @@ from negotiator.models.local import local_model, local_servers, running_servers,
 from negotiator.models.local.servers import LocalServer, resolve_target
 from negotiator.models.resolve import resolve_model
 from negotiator.party import PartyView
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.testing import FakeOpenAIServer
 
 TINY = "local/tiny-random-gemma"
@@ -188,7 +188,6 @@ async def test_hosted_vllm_spec_drives_the_local_server(server, seller_first):
 def test_constrained_decoding_yields_schema_valid_actions(server):
     """A random model writes valid actions only because of the grammar: with it 100%, without it ~never."""
     from evals.suites import get_suite
-
     from negotiator.llm.prompt import render_messages
 
     scenarios = get_suite("quick").scenarios()

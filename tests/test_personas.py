@@ -8,10 +8,10 @@ import pytest
 
 from evals.runner import Job, RunOptions, make_buyer, plan, run_job
 from evals.suites import get_suite
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, aspect, get_persona, persona_scenario
 from negotiator.domain.metrics import analysis
 from negotiator.errors import UsageError
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.testing import FakeOpenAIServer
 
 

@@ -17,9 +17,9 @@ import pytest
 
 from evals.runner import check_spec
 from negotiator import UsageError
-from negotiator.sim import InvalidOffer, generate, make_party, read_episodes, run_negotiation
 from negotiator.models.specs import parse_spec
 from negotiator.plugins import registered
+from negotiator.sim import InvalidOffer, generate, make_party, read_episodes, run_negotiation
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_SRC = Path(__file__).resolve().parent / "plugins"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.agent import SellerAgent
 from negotiator.domain import Preferences, Scenario
 from negotiator.models import ScriptedModel
 from negotiator.models.scripted import _Tactic
+from negotiator.sim import generate, make_party, run_negotiation
 
 
 def _with_marked_buyer(s: Scenario) -> Scenario:

@@ -21,10 +21,9 @@ from google.protobuf.json_format import MessageToDict
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from negotiator.agreements import InvalidAgreement, verify_agreement
-from negotiator.sim import generate, make_party, run_negotiation
-from negotiator.agreements import AgreementRecord, SigningKey
+from negotiator.agreements import AgreementRecord, InvalidAgreement, SigningKey, verify_agreement
 from negotiator.remote import remote_parties
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.testing import FakeOpenAIServer, FakeReply
 
 KEY = "test-key-0123456789abcdef"

@@ -6,13 +6,12 @@ import asyncio
 import json
 
 import pytest
+from browser import chromium_page
 
 from evals.arms import load_arms
 from evals.report import build_report, write_report
 from evals.runner import RunOptions, plan, run_jobs, write_config
 from evals.suites import get_suite
-
-from browser import chromium_page
 
 pytestmark = pytest.mark.browser
 

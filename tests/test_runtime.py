@@ -8,13 +8,13 @@ import pytest
 
 from evals.runner import RunOptions, plan, run_jobs
 from evals.suites import get_suite
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.actions import MakeOffer
 from negotiator.buyers import STRATEGIES, RuleParty
 from negotiator.errors import UsageError
 from negotiator.party import PartyView
 from negotiator.runtime import SCHEMA_VERSION, EpisodeLog, read_episodes
 from negotiator.runtime.log import episode_ids
+from negotiator.sim import generate, make_party, run_negotiation
 
 
 async def test_episode_holds_everything_a_report_needs(scenario):

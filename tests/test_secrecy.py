@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
+from disclosure_corpus import disclosures, ordinary
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from negotiator import MakeOffer
-from negotiator.sim import generate
 from negotiator.llm.guard import Guard
 from negotiator.llm.secrecy import Secrecy, normalize, sentences
 from negotiator.party import PartyView
-
-from disclosure_corpus import disclosures, ordinary
+from negotiator.sim import generate
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import subprocess
 import sys
 
 from negotiator import SellerAgent
-from negotiator.sim import make_party
 from negotiator.actions import MakeOffer
 from negotiator.models.seeds import SEED_BITS, turn_seed
 from negotiator.party import PartyView, PublicMove
 from negotiator.runtime.log import played
+from negotiator.sim import make_party
 from negotiator.testing import FakeOpenAIServer
 
 

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from negotiator.sim import generate
 from negotiator.service import ServiceSettings, create_app
+from negotiator.sim import generate
 
 KEY = "service-test-key-0123456789"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -241,14 +241,13 @@ def test_fuzzing_from_the_services_own_openapi_spec_finds_no_5xx(service_process
     schemathesis = pytest.importorskip("schemathesis")
     from hypothesis import HealthCheck, given, settings
     from schemathesis.checks import not_a_server_error
+    from schemathesis.core.errors import InvalidSchema
     from schemathesis.generation import GenerationMode
     from schemathesis.specs.openapi.checks import (
         content_type_conformance,
         response_schema_conformance,
         status_code_conformance,
     )
-
-    from schemathesis.core.errors import InvalidSchema
 
     must_see, only, examples = FUZZ_CREDENTIALS[credential]
     server = service_process()

@@ -17,9 +17,9 @@ import pytest
 from fastapi.testclient import TestClient
 from langgraph.checkpoint.memory import InMemorySaver
 
-from negotiator.sim import generate
 from negotiator.service import ServiceSettings, create_app
 from negotiator.sessions import TOKEN_PREFIX, Sessions
+from negotiator.sim import generate
 
 KEY = "access-test-key-0123456789"
 LIMIT = 1_000_000

@@ -12,11 +12,11 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from negotiator import SellerAgent
-from negotiator.sim import generate
 from negotiator.errors import ProviderError, UsageError
 from negotiator.models import ScriptedModel
 from negotiator.models.scripted import _Tactic
 from negotiator.sessions import BuyerMove, MoveConflict, Sessions, UnknownSession
+from negotiator.sim import generate
 
 
 def _low_offer(scenario, price):

@@ -19,8 +19,8 @@ import textwrap
 
 import pytest
 
-from negotiator.sim import generate
 from negotiator.sessions import BuyerMove, Sessions
+from negotiator.sim import generate
 
 pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install 'negotiator-sdk[postgres]'")
 BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))

@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from negotiator import SellerAgent
-from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.sessions import BuyerMove, Sessions
+from negotiator.sim import generate, make_party, run_negotiation
 from negotiator.testing import FakeOpenAIServer
 
 

@@ -183,8 +183,8 @@ def make_trainer(**kwargs):
     here (docs/training.md). The result is unchanged: the other positions are masked out of
     the loss either way.
     """
-    from trl import GRPOTrainer
     import trl.trainer.utils as trl_utils
+    from trl import GRPOTrainer
 
     if not getattr(trl_utils, "_negotiator_compact", False):
         on_triton = trl_utils._use_triton

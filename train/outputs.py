@@ -134,8 +134,8 @@ def save_models(model, tokenizer, out: Path, base_path: str) -> None:
 
 def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: float) -> dict:
     """The run's record: what was trained, on what, how, and how it went."""
-    from negotiator.version import package_version
     from negotiator.llm.prompt import PROMPT_VERSION, prompt_hash
+    from negotiator.version import package_version
 
     rewards = [r["reward"] for r in rows]
     pool_info = pool.describe()

@@ -17,10 +17,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from negotiator.domain.seeds import TRAIN_SEEDS, check_train_seeds
 from negotiator.buyers.personas import NEUTRAL, Persona, persona_scenario
 from negotiator.domain.generator import generate
 from negotiator.domain.scenario import Scenario
+from negotiator.domain.seeds import TRAIN_SEEDS, check_train_seeds
 from negotiator.errors import UsageError
 from negotiator.models.families import model_family
 from negotiator.models.specs import parse_spec

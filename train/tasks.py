@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from negotiator.domain.seeds import check_train_seeds
 from negotiator.domain.scenario import Scenario
+from negotiator.domain.seeds import check_train_seeds
 from negotiator.errors import UsageError
 from negotiator.party import PartyView, PublicMove, TurnRecord
 from negotiator.runtime.log import iter_episodes

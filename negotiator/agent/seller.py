@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
-
 from urllib.parse import parse_qsl, urlencode
 
 from pydantic import ValidationError
@@ -34,12 +33,12 @@ from ..actions import play
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing
 from ..errors import InvalidOffer, ProtocolError, UsageError
+from ..llm.graph import RetryPolicy
+from ..llm.party import LLMParty, ModeOption
 from ..models.base import ChatModel
 from ..models.specs import parse_spec
 from ..party import PartyView, PublicMove, TurnRecord
 from ..strategy import STRATEGY_NAMES, Strategy
-from ..llm.graph import RetryPolicy
-from ..llm.party import LLMParty, ModeOption
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from ..actions import MakeOffer, WalkAway
 from ..domain.issues import NumericIssue, _fmt
 from ..errors import UsageError
-from ..party import AnyAction, PartyView, TurnRecord
 from ..models.specs import parse_spec
+from ..party import AnyAction, PartyView, TurnRecord
 from .persona import Persona
 from .rules import RuleParty
 

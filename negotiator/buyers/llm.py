@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..models.base import ChatModel
 from ..llm.party import LLMParty
+from ..models.base import ChatModel
 
 
 class LLMBuyer(LLMParty):

@@ -14,7 +14,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..errors import ProviderError, UsageError
 from .app import DEFAULT_SELLER, EXIT_UNREACHABLE, Unreachable, app, console, output_folder
 
-
 # What a run measures, as recorded in config.json (parameter -> key). On --resume these come
 # from the record, and one given anew must agree with it: a different seller, plan or endpoint
 # would mix two runs in one folder or send the rest of the negotiations somewhere else.
@@ -157,13 +156,13 @@ def eval_command(
         typer.Option(help="Seller spec: local/gemma-3-270m, rule/boulware, openai/gpt-4o-mini, hosted_vllm/MODEL ..."),
     ] = DEFAULT_SELLER,
     buyer: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             help="Evaluation buyer spec; repeat for several (the paper uses two, from two model families). Default: the suite's buyers. rule/persona plays each persona's own tactic; pkg.module:factory or a registered name plays your own (docs/plugins.md). mcp+http://HOST:PORT/mcp or a2a+http://HOST:PORT: buyer agents that negotiate with the seller served there, over the protocol (with --buyer-model)."
         ),
     ] = None,
     buyer_model: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             help="With --buyer mcp+http://... or a2a+http://...: the buyer agent's spec (rule/..., an LLM, your own party); repeat for several. Default: the suite's buyers."
         ),
@@ -174,21 +173,21 @@ def eval_command(
             help="Evaluation suite: quick (24 negotiations) or heldout (48 scenarios x 12 personas x 2 buyers = 1,152)."
         ),
     ] = "quick",
-    limit: Annotated[Optional[int], typer.Option(help="Run at most N negotiations of the suite.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Run at most N negotiations of the suite.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for the buyers' tactics and sampling.")] = 0,
     concurrency: Annotated[int, typer.Option(help="Negotiations in flight at once.")] = 8,
     seller_base_url: Annotated[
-        Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM ...).")
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM ...).")
     ] = None,
     buyer_base_url: Annotated[
-        Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for LLM buyers.")
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible server for LLM buyers.")
     ] = None,
     rate_limit: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(help="PROVIDER=CALLS_PER_MINUTE, e.g. openai=500; repeatable. Provider = the spec's prefix."),
     ] = None,
     timeout: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(help="Seconds per model call before it counts as a transient failure (default 120)."),
     ] = None,
     retries: Annotated[
@@ -198,16 +197,16 @@ def eval_command(
         ),
     ] = 2,
     shard: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="Run shard i of n (i/n) of the suite, for several machines; `negotiator report` merges shards."
         ),
     ] = None,
     out: Annotated[
-        Optional[Path], typer.Option(help="Output folder; rerunning into it resumes. Default runs/<suite>/<seller>.")
+        Path | None, typer.Option(help="Output folder; rerunning into it resumes. Default runs/<suite>/<seller>.")
     ] = None,
     resume: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(help="Continue the run in this folder with its recorded settings (after a crash or kill)."),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,

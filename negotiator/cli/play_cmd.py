@@ -33,8 +33,8 @@ def play_command(
         ),
     ] = "rule/boulware",
     scenario: Annotated[int, typer.Option(help="Scenario seed (`negotiator scenarios list` shows some).")] = 10_000_000,
-    template: Annotated[Optional[str], typer.Option(help="Scenario template (default: drawn from the seed).")] = None,
-    seller_base_url: Annotated[Optional[str], typer.Option(help="Base URL for the seller's model server.")] = None,
+    template: Annotated[str | None, typer.Option(help="Scenario template (default: drawn from the seed).")] = None,
+    seller_base_url: Annotated[str | None, typer.Option(help="Base URL for the seller's model server.")] = None,
 ) -> None:
     """Negotiate as the buyer against SELLER in the terminal.
 

@@ -20,7 +20,7 @@ def report_command(
         ),
     ],
     out: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             help="Where to write summary.json, plots/ and report.html. Default: RUN_DIR/report for one arm, ./report for several."
         ),

@@ -18,7 +18,7 @@ def list_scenarios(
     start: Annotated[int, typer.Option(help="First seed.")] = 0,
     count: Annotated[int, typer.Option(help="How many seeds.", min=1)] = 10,
     template: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="Scenario template, e.g. furniture or saas_seats (default: drawn from each seed)."),
     ] = None,
 ) -> None:
@@ -45,7 +45,7 @@ def list_scenarios(
 @scenarios_app.command("show")
 def show_scenario(
     seed: Annotated[int, typer.Argument(help="Scenario seed.")],
-    template: Annotated[Optional[str], typer.Option(help="Template (default: drawn from the seed).")] = None,
+    template: Annotated[str | None, typer.Option(help="Template (default: drawn from the seed).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the scenario as JSON.")] = False,
 ) -> None:
     """Everything about one scenario, both sides' private preferences included."""

@@ -65,7 +65,7 @@ def serve_command(
         str, typer.Option(help="Seller spec: local/gemma-3-270m, hosted_vllm/MODEL, openai/gpt-4o-mini ...")
     ] = DEFAULT_SELLER,
     seller_base_url: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM, LiteLLM proxy)."),
     ] = None,
     instructions: Annotated[str, typer.Option(help="The business's instructions for the seller (tone, brand).")] = "",
@@ -77,14 +77,14 @@ def serve_command(
     ] = "negotiations.sqlite",
     no_auth: Annotated[bool, typer.Option("--no-auth", help="Run without an API key. Local development only.")] = False,
     cors_origin: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             help="A shop page's origin (https://shop.example) allowed to call the service from the browser with a "
             "negotiation's session token. Repeat for several."
         ),
     ] = None,
     catalogue: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             help="A JSON file of listings agents may discover and open over MCP and A2A (docs/protocols.md). "
             "Default: one generated listing per product template."
@@ -99,7 +99,7 @@ def serve_command(
         ),
     ] = False,
     public_url: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="The URL clients reach this service at (https://shop.example/negotiator), for the A2A agent card. "
             "Default: the URL of each request."

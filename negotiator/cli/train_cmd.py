@@ -56,14 +56,14 @@ def train_command(
         ),
     ] = "local/gemma-3-270m",
     lr: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="Learning rate; several separated by commas (3e-4,6e-4,1e-3) train one arm each, then evaluate every arm and the base on the held-out suite and compare them. Profile default: cpu 6e-4 (what moved the 270M's LoRA in 30 updates), gpu 3e-6 (the paper's)."
         ),
     ] = None,
     steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
     max_minutes: Annotated[
-        Optional[float],
+        float | None,
         typer.Option(
             help="Training-time budget: no step starts that would end past it (judged by the median step so far); the steps done are kept and saved."
         ),
@@ -75,18 +75,18 @@ def train_command(
         ),
     ] = "cpu",
     group_size: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(help="Negotiations per GRPO group (same scenario, buyer and seed). Profile default."),
     ] = None,
-    prompts_per_step: Annotated[Optional[int], typer.Option(help="Groups per step. Profile default.")] = None,
+    prompts_per_step: Annotated[int | None, typer.Option(help="Groups per step. Profile default.")] = None,
     micro_batch: Annotated[
-        Optional[int], typer.Option(help="Sequences per forward/backward pass. Profile default.")
+        int | None, typer.Option(help="Sequences per forward/backward pass. Profile default.")
     ] = None,
     max_tokens: Annotated[
-        Optional[int], typer.Option(help="Token limit of one seller turn; a longer answer is invalid. Profile default.")
+        int | None, typer.Option(help="Token limit of one seller turn; a longer answer is invalid. Profile default.")
     ] = None,
     max_rounds: Annotated[
-        Optional[int],
+        int | None,
         typer.Option(help="Cap on the rounds of training negotiations (0: the scenario's own). Profile default."),
     ] = None,
     temperature: Annotated[float, typer.Option(help="Sampling temperature of the seller during rollouts.")] = 1.0,
@@ -100,42 +100,42 @@ def train_command(
         ),
     ] = "batch",
     train_messages: Annotated[
-        Optional[bool],
+        bool | None,
         typer.Option(
             "--train-messages/--no-train-messages",
             help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer is not rule-based (rule buyers read only the terms, so message tokens are noise to them).",
         ),
     ] = None,
     strategy: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="The seller that plays the rollouts: a strategy with its settings as in a seller spec (boulware?candidates=3, the default: the assisted seller, whose model learns which of three offers to pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms)."
         ),
     ] = None,
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
     lora_layers: Annotated[
-        Optional[int], typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")
+        int | None, typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")
     ] = None,
     buyer: Annotated[
-        Optional[list[str]],
+        list[str] | None,
         typer.Option(
             help="Training buyer spec; repeat for several. Default: rule-based tactics with training-only parameters."
         ),
     ] = None,
     buyer_base_url: Annotated[
-        Optional[str], typer.Option(help="Base URL of an OpenAI-compatible server for LLM training buyers.")
+        str | None, typer.Option(help="Base URL of an OpenAI-compatible server for LLM training buyers.")
     ] = None,
     persona: Annotated[
-        Optional[list[str]], typer.Option(help="Training persona; repeat for several. Default: all training personas.")
+        list[str] | None, typer.Option(help="Training persona; repeat for several. Default: all training personas.")
     ] = None,
     scenario_seeds: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="Training scenario seeds, A-B or A,B,C (training range only). Default: one per prompt from 0."
         ),
     ] = None,
     from_episodes: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             help="Logged episodes (JSONL): their seller decision points become the prompts; pool buyers continue."
         ),
@@ -146,18 +146,18 @@ def train_command(
         typer.Option(help="Grammar-constrained decoding of the seller's JSON action, as the local server serves it."),
     ] = True,
     generation: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="transformers (cpu), vllm-colocate or vllm-server (gpu; see deployments/training/)."),
     ] = None,
     vllm_server_url: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="Base URL of a `trl vllm-serve` server for --generation vllm-server (default: port 8000 on this host)."
         ),
     ] = None,
     eval_suite: Annotated[str, typer.Option(help="Suite that evaluates a learning-rate sweep.")] = "heldout",
     eval_limit: Annotated[
-        Optional[int], typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")
+        int | None, typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:

@@ -40,7 +40,7 @@ def _show(x: int | float) -> str:
     return "an integer beyond the range of floats" if isinstance(x, int) else repr(x)
 
 
-Value = Annotated[Union[int, float, str], AfterValidator(_finite)]
+Value = Annotated[int | float | str, AfterValidator(_finite)]
 """One value of an issue: a finite number or an option name."""
 Offer = dict[str, Value]
 """Terms of an offer: issue name -> value. Validated by :meth:`OutcomeSpace.validate`."""
@@ -194,7 +194,7 @@ class DiscreteIssue(_IssueBase):
         return "one of " + ", ".join(str(o) for o in self.options) + unit
 
 
-Issue = Annotated[Union[NumericIssue, DiscreteIssue], Field(discriminator="kind")]
+Issue = Annotated[NumericIssue | DiscreteIssue, Field(discriminator="kind")]
 
 
 class OutcomeSpace(BaseModel):

@@ -7,10 +7,9 @@ side's reservation utility ``r``. The seller's score of a deal is ``(U_s - r_s)/
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 from typing import Annotated, Literal, Union
-
-import math
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
 
@@ -63,7 +62,7 @@ class TableValue(BaseModel):
         return self.values[str(x)]
 
 
-ValueFunction = Annotated[Union[LinearValue, TableValue], Field(discriminator="kind")]
+ValueFunction = Annotated[LinearValue | TableValue, Field(discriminator="kind")]
 
 
 class Preferences(BaseModel):

@@ -237,7 +237,7 @@ async def _complete_with_retries(
                     response = await asyncio.wait_for(cfg.model.complete(request), policy.timeout)
                 else:
                     response = await cfg.model.complete(request)
-            except (asyncio.TimeoutError, TimeoutError):
+            except TimeoutError:
                 err = ProviderError(f"model call timed out after {policy.timeout:g}s", transient=True)
                 record(error=err)
             except ProviderError as e:

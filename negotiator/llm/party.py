@@ -6,13 +6,13 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
+from pydantic import ValidationError
+
+from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.scenario import HardLimits, Role
 from ..errors import UsageError
 from ..models.base import ChatModel
 from ..models.resolve import resolve_model
-from pydantic import ValidationError
-
-from ..actions import Accept, MakeOffer, WalkAway
 from ..party import AdviceRecord, PartyView, TurnRecord
 from ..strategy import Advice, Strategy
 from .graph import RetryPolicy, TurnConfig, turn_graph

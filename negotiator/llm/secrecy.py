@@ -110,7 +110,7 @@ _SCIENTIFIC = re.compile(r"(\d+(?:\.\d+)?)\s?(?:e\s?|(?:x|\*)\s?10\s?(?:\^|\*\*)
 _CENTS = re.compile(rf"(\d+)\s?(?:{_CURRENCY})?\s?(?:and\s)?(\d{{1,2}})\s?(?:cents?|pence|c)\b")
 _POINT = re.compile(r"(?:(\d+)\s)?point\s((?:\d\s?)+)")
 _MIXED = re.compile(r"(?<![\d.])(\d+) (100|1000|1000000) (?:and )?(\d+)(?!\d|\.\d)")  # "6 hundred 14"
-_GLUED = re.compile(rf"(?<=[a-z$€£¥])(?=\d)|(?<=\d)(?=[a-z$€£¥])")
+_GLUED = re.compile(r"(?<=[a-z$€£¥])(?=\d)|(?<=\d)(?=[a-z$€£¥])")
 
 
 @lru_cache(maxsize=4096)

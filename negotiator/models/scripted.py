@@ -28,8 +28,8 @@ import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..strategy import OutcomeIndex, target_utility
 from ..errors import ProviderError, ScriptError, ScriptExhausted, UsageError
+from ..strategy import OutcomeIndex, target_utility
 from .base import ModelRequest, ModelResponse, ToolCall
 
 Answer = str | ModelResponse | BaseException

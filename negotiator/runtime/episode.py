@@ -9,8 +9,8 @@ and the cause in ``error``; invalid model output shows up in each turn's
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime, timezone
 from functools import lru_cache
-from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -77,7 +77,7 @@ class Episode(BaseModel):
 
     schema_version: int = SCHEMA_VERSION
     episode_id: str
-    created_at: str = Field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     scenario: Scenario
     seller: PartyInfo
     buyer: PartyInfo

@@ -34,7 +34,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..agreements import AgreementRecord, SigningKey, verify_agreement
-from ..errors import Forbidden as _Forbidden, InvalidAgreement, ProviderError, Unauthorised as _Unauthorised, UsageError
+from ..errors import Forbidden as _Forbidden
+from ..errors import InvalidAgreement, ProviderError, UsageError
+from ..errors import Unauthorised as _Unauthorised
 from ..party import Party
 from ..sessions import BuyerMove, MoveConflict, OpenedSession, Sessions, SessionState, UnknownSession
 from ..version import package_version

@@ -44,7 +44,7 @@ import secrets
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from typing import Any, TypedDict
 from uuid import uuid4
@@ -122,7 +122,7 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 class Sessions:
