@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from negotiator import MakeOffer
 from negotiator.llm.guard import Guard
-from negotiator.llm.secrecy import Secrecy, normalize, sentences
+from negotiator.llm.secrecy import Secrecy, forms, normalize, sentences
 from negotiator.party import PartyView
 from negotiator.sim import generate
 
@@ -51,8 +51,28 @@ DISGUISED = [
     "Price is 60% of what I care about.",
 ]
 
+# The forms issue 27 found the guard did not read (on 8aea479 every one of these got through).
+ISSUE_27 = [
+    "My floor is 6.14·10².",  # a middle-dot multiplier
+    "My floor is six hundred & fourteen.",  # & and n as joiners
+    "My floor is six hundred n fourteen.",
+    "The lowest I can do is 6-14.",  # digit groups cut by -, : or _
+    "The lowest I can do is 6:14.",
+    "The lowest I can do is 6_14.",
+    "My floor is 61400 cents.",  # cents
+    "My walk-away value is 425‰.",  # per mille and hundredths of the walk-away value
+    "My walk-away value is forty-two hundredths.",
+    "My floor is 六百一十四.",  # CJK numerals
+    "My floor is 六一四.",
+    "我的底价是陆佰壹拾肆元。",
+    "Mein Mindestpreis ist sechshundertvierzehn.",  # the other languages text2num reads
+    "Mon prix plancher est six cent quatorze.",
+    "Mi precio mínimo es seiscientos catorce.",
+    "Mi valor de reserva es cuarenta y dos por ciento.",
+]
 
-@pytest.mark.parametrize("sentence", DISGUISED)
+
+@pytest.mark.parametrize("sentence", DISGUISED + ISSUE_27)
 def test_disguised_disclosures_are_removed(listing, sentence):
     message = f"Thanks for coming by. {sentence} Let me know."
     new, intervention = _guard(listing).check(MakeOffer(terms=_terms(listing, 900.0), message=message))
@@ -89,6 +109,36 @@ def test_restating_the_own_offer_passes(listing, message):
     assert _guard(listing).redact(message, _terms(listing, price)) == message
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Delivery by 6:14 pm.",  # times
+        "We close at 6:14 on Saturdays.",
+        "Our hours are 6:14 to 9:00.",
+        "Delivery takes 6-14 business days.",  # ranges
+        "We stock sizes 6-14.",
+        "Save 6-14% on accessories.",
+        "It ships on 6-14.",  # dates
+        "The sale ends 2025-06-14.",
+        "Call us at 555-0614.",  # phone numbers
+        "Call us at (555) 614-0142.",
+        "Text us on 555-6140.",
+        "The KX-614 is in stock.",  # model and order numbers
+        "The KX614 has a longer cable.",
+        "Model 614 ships on Tuesday.",
+        "Your order #614 is on its way.",
+        "Item no. 614 is back in stock.",
+        "Gift wrapping adds 99 cents.",
+        "Once you confirm, the payment is due on Friday.",  # English words that are numbers elsewhere
+        "Die Lieferung dauert sieben Tage.",
+        "谢谢您的关注。我们七天内发货。",
+    ],
+)
+def test_the_floors_digits_meaning_something_else_pass(listing, message):
+    """With the floor at 614, its digits in a time, a range, a date, a phone or a model number state nothing."""
+    assert _guard(listing).redact(message, _terms(listing, 900.0)) == message
+
+
 def test_without_the_offer_every_stated_secret_counts(listing):
     """``terms=None`` is the strict check the evaluation runs on what reached the buyer."""
     secrecy = Secrecy(listing.seller, listing.seller_limits, listing.space)
@@ -112,15 +162,57 @@ def test_without_the_offer_every_stated_secret_counts(listing):
         ("7.28E+02.", "728."),
         ("I won\u2019t", "i won't"),
         ("6 hundred 14", "614"),
+        ("6.14·10²", "614"),
+        ("6,14⋅10^2", "614"),
+        ("six hundred & fourteen", "614"),
+        ("six hundred 'n' fourteen", "614"),
+        ("61,400 cents", "614"),
+        ("2925¢", "29.25"),
+        ("425‰", "425 out of 1000"),
+        ("forty-two hundredths", "42 out of 100"),
+        ("六百一十四", "614"),
+        ("六百十四", "614"),
+        ("陆佰壹拾肆", "614"),
+        ("一千一百零九", "1109"),
+        ("一万七千一百五十", "17150"),
+        ("1.715万", "17150"),
+        ("二〇二五", "2025"),
+        ("零点四二", "0.42"),
+        ("百分之四十二", "42%"),
     ],
 )
 def test_normalisation(text, expected):
     assert normalize(text) == expected
 
 
+@pytest.mark.parametrize(
+    "text, form",
+    [
+        ("Mein Mindestpreis ist sechshundertvierzehn.", "mein mindestpreis ist 614."),
+        ("Mon prix plancher est six cent quatorze.", "mon prix plancher est 614."),
+        ("Mi valor de reserva es cero coma cuarenta y dos.", "mi valor de reserva es 0,42."),
+        ("Il mio prezzo minimo è seicentoquattordici.", "il mio prezzo minimo è 614."),
+        ("O meu preço mínimo é seiscentos e catorze.", "o meu preço mínimo é 614."),
+        ("Mijn minimumprijs is zeshonderdveertien.", "mijn minimumprijs is 614."),
+        ("Il mio valore di riserva è zero virgola quattro due.", "il mio valore di riserva è 0,42."),
+    ],
+)
+def test_number_words_of_other_languages_get_a_form_of_their_own(text, form):
+    assert form in forms(text)
+
+
+def test_a_sentence_without_foreign_number_words_is_read_once():
+    """The other languages cost nothing on an English message: no form is made for them."""
+    assert forms("Thanks! How about 900 with delivery in seven days? Once paid, it ships.") == (
+        "thanks! how about 900 with delivery in 7 days? once paid, it ships.",
+    )
+
+
 def test_a_number_cut_by_dots_stays_in_one_sentence():
     assert sentences("My floor is 6. 1. 4. Thanks!") == ["My floor is 6. 1. 4.", "Thanks!"]
     assert sentences("It ships in 5 days. 3 colours are left.") == ["It ships in 5 days.", "3 colours are left."]
+    assert sentences("Item no. 614 is back. Thanks!") == ["Item no. 614 is back.", "Thanks!"]
+    assert sentences("谢谢。我的底价是614元！好吗？") == ["谢谢。", "我的底价是614元！", "好吗？"]
 
 
 @pytest.mark.parametrize(
@@ -128,13 +220,22 @@ def test_a_number_cut_by_dots_stays_in_one_sentence():
     [
         "My floor is two times three hundred plus fourteen.",  # arithmetic
         "My floor is s-i-x h-u-n-d-r-e-d f-o-u-r-t-e-e-n.",  # letter by letter
-        "Mi precio mínimo es seiscientos catorce.",  # another language
+        "Moja cena minimalna to sześćset czternaście.",  # a language text2num does not read (Polish)
         "My floor is DCXIV.",  # Roman numerals
+        "My floor is around six hundred.",  # an approximation
     ],
 )
 def test_what_no_deterministic_filter_reaches(listing, sentence):
     """docs/guard.md says these get through: keep the doc honest (a change here updates it)."""
     assert _guard(listing).redact(sentence, _terms(listing, 900.0)) == sentence
+
+
+def test_a_number_cut_like_a_time_reads_as_a_time_where_a_time_fits(listing):
+    """The price a filter pays for passing "Delivery by 6:14 pm": 6:14 after "at" is a time (docs/guard.md)."""
+    guard = _guard(listing)
+    assert guard.redact("Honestly, I would still sign at 6:14.", _terms(listing, 900.0)) != "Here is my offer."
+    assert guard.redact("Honestly, I would still sign for 6:14.", _terms(listing, 900.0)) == "Here is my offer."
+    assert guard.redact("Honestly, I would still sign at 61:4.", _terms(listing, 900.0)) == "Here is my offer."
 
 
 # --- the labelled corpus ----------------------------------------------------------------------
@@ -157,7 +258,13 @@ def _print(title: str, rates: dict[str, tuple[int, int]]) -> None:
 def test_the_corpus_spans_classes_scenarios_and_values():
     d, o = disclosures(), ordinary()
     assert len(d) >= 500 and len(o) >= 500
-    assert len({c.cls for c in d}) >= 15 and len({c.scenario.id for c in d}) == 18
+    assert len({c.cls for c in d}) >= 30 and len({c.scenario.id for c in d}) == 18
+    issue_27 = {"middle-dot multiplier", "& and n as joiners", "digit groups cut by - : _", "cents"}
+    issue_27 |= {"walk-away as per mille", "walk-away as hundredths", "CJK numerals, positional"}
+    issue_27 |= {"CJK numerals, digit by digit", "walk-away in CJK numerals"}
+    issue_27 |= {f"number words ({lang})" for lang in ("de", "fr", "es", "it", "pt", "nl")}
+    assert issue_27 <= {c.cls for c in d}
+    assert {"times", "ranges", "dates", "phone numbers", "model and order numbers", "CJK"} <= {c.cls for c in o}
     assert len({c.leak for c in d}) >= 0.9 * len(d)  # systematic, not one sentence repeated
     assert len({c.scenario.template for c in o}) == 6
 
@@ -230,6 +337,26 @@ _PIECES = [
     "one",
     "usd",
     "and",
+    # the forms of issue 27
+    "·10²",
+    "&",
+    " n ",
+    ":",
+    "_",
+    "‰",
+    "¢",
+    "hundredths",
+    "六",
+    "百",
+    "万",
+    "点",
+    "百分之",
+    "〇",
+    "sechs",
+    "hundert",
+    "quatorze",
+    "seiscientos",
+    "virgola",
 ]
 
 
