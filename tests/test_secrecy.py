@@ -115,6 +115,7 @@ def test_restating_the_own_offer_passes(listing, message):
         "Delivery by 6:14 pm.",  # times
         "We close at 6:14 on Saturdays.",
         "Our hours are 6:14 to 9:00.",
+        "Open 9:00 - 6:14 daily.",
         "Delivery takes 6-14 business days.",  # ranges
         "We stock sizes 6-14.",
         "Save 6-14% on accessories.",

@@ -478,8 +478,9 @@ def _joined(text: str, tokens: list[re.Match]) -> list[Reading]:
 
 _SEPARATOR = re.compile(r" ?([-:_]) ?")
 _TIME_BEFORE = re.compile(
-    r"\b(?:at|by|until|till|til|before|after|from|since|around|between|opens?|closes?|hours?:?)\s?$|@\s?$"
-)
+    r"(?:\b(?:at|by|until|till|til|before|after|from|since|around|between|opens?|closes?|hours?:?)|@|"
+    r"\d:\d\d ?(?:-|to|until|till|and))\s?$"
+)  # at 6:14, 9:00 to 6:14
 _TIME_AFTER = re.compile(
     r"\s?(?:(?:am|pm|a\.m|p\.m|h|hrs?|hours?|uhr|o'clock|sharp|local|utc|gmt)\b|(?:-|to|until|till|and) ?\d{1,2}:\d\d)"
 )  # 6:14 pm, 6:14 to 9:00, 6:14-9:30
