@@ -124,6 +124,7 @@ def test_restating_the_own_offer_passes(listing, message):
         "Call us at 555-0614.",  # phone numbers
         "Call us at (555) 614-0142.",
         "Text us on 555-6140.",
+        "Call us on 0614 555 123.",
         "The KX-614 is in stock.",  # model and order numbers
         "The KX614 has a longer cable.",
         "Model 614 ships on Tuesday.",
@@ -133,6 +134,7 @@ def test_restating_the_own_offer_passes(listing, message):
         "Once you confirm, the payment is due on Friday.",  # English words that are numbers elsewhere
         "Die Lieferung dauert sieben Tage.",
         "谢谢您的关注。我们七天内发货。",
+        "我们有六百一十四个座位。",  # 614 seats: a count
     ],
 )
 def test_the_floors_digits_meaning_something_else_pass(listing, message):

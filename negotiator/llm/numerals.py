@@ -364,7 +364,8 @@ def _codes(text: str) -> list[tuple[int, int]]:
             cue = _PHONE_WORD.search(text, max(0, m.start() - 24), m.start()) is not None
             code = bool(re.search(r"[+(]", s)) or groups[1][0] == "0" or cue
         else:
-            code = bool(re.search(r"[-+(]", s)) or not all(len(g) == 3 for g in groups[1:])
+            thousands = len(groups[0]) <= 3 and groups[0][0] != "0" and all(len(g) == 3 for g in groups[1:])
+            code = bool(re.search(r"[-+(]", s)) or not thousands
         if code:
             spans.append(m.span())
     return spans
@@ -418,11 +419,12 @@ def _fraction_of(m: re.Match) -> bool:
 
 
 def _unit(tail: str) -> str:
-    m = re.match(r"\s?-?([a-z]+)", tail)
+    m = _UNIT.match(tail)
     word = m.group(1) if m else ""
     return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
 
 
+_UNIT = re.compile(r"\s?-?([a-z]+|[个個件天日月年人位台张張次周週岁歳本枚])")  # CJK counters too: 92个座位
 _GAP = re.compile(r"(?:\s*[-_·•*|~.]\s*)+|\s+")
 _PIECE = re.compile(r"\d|0\d+")  # a piece of a cut number: one digit, or "09" as "zero nine" comes out
 

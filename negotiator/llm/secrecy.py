@@ -135,7 +135,7 @@ _NEAR = 32  # characters either side of a percentage that a price word must lie 
 _OTHER_UNITS = frozenset(
     "day week month year hour minute min unit seat piece item roll kg km lb mile star people person customer client "
     "order time am pm gb tb inch mm cm guest user license licence pack box pallet business working calendar night "
-    "h hr hrs".split()
+    "h hr hrs 个 個 件 天 日 月 年 人 位 台 张 張 次 周 週 岁 歳 本 枚".split()
 )
 """Words after a number that make it a count or a duration, not an amount of money."""
 
