@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from negotiator import MakeOffer
 from negotiator.llm.guard import Guard
+from negotiator.llm.number_words import languages_of
 from negotiator.llm.secrecy import Secrecy, forms, normalize, sentences
 from negotiator.party import PartyView
 from negotiator.sim import generate
@@ -202,6 +203,24 @@ def test_normalisation(text, expected):
 )
 def test_number_words_of_other_languages_get_a_form_of_their_own(text, form):
     assert form in forms(text)
+
+
+@pytest.mark.parametrize(
+    "text, langs",
+    [
+        ("mi precio mínimo es seiscientos catorce.", ["es"]),
+        ("mon prix plancher est six cent quatorze.", ["fr", "pt"]),  # quatorze is Brazilian Portuguese too
+        ("six cents", ["fr"]),
+        ("mein mindestpreis ist sechshundertvierzehn.", ["de"]),
+        ("il mio prezzo minimo è seicentoquattordici.", ["it"]),
+        ("o meu preço mínimo é seiscentos e catorze.", ["pt"]),
+        ("mijn minimumprijs is zeshonderdveertien.", ["nl"]),
+        ("once you confirm, the payment is due. six of them are zero cost.", []),
+        ("thanks for your patience: the event is itself a yacht party.", []),
+    ],
+)
+def test_which_languages_number_words_a_sentence_holds(text, langs):
+    assert languages_of(text) == langs
 
 
 def test_a_sentence_without_foreign_number_words_is_read_once():

@@ -17,7 +17,8 @@ A sentence is normalised in this order (what is sent stays the sentence as writt
 4. Number words to digits with text2num: English always (``six hundred and fourteen`` -> 614,
    ``zero point four two`` -> 0.42, plus ``point four two`` and ``37 dollars and 85 cents``);
    German, French, Spanish, Italian, Portuguese and Dutch in a form of their own, made only
-   when the sentence holds that language's number words (``forms``).
+   when the sentence holds that language's number words (``forms``; which ones it holds:
+   ``negotiator.llm.number_words``).
 5. Scientific forms (``6.14e2``, ``6.14 x 10^2``, ``6.14·10²``) evaluated; ``61400 cents`` as
    614; currency codes, words and symbols split off the digits they are glued to
    (``USD614``, ``614usd``). Digits glued to other letters are a code (``KX614``), not a number.
@@ -40,6 +41,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from text_to_num import alpha2digit
+
+from .number_words import languages_of
 
 # --- normalisation ------------------------------------------------------------------------
 
@@ -86,75 +89,6 @@ def _scale(m: re.Match) -> str:
     if word == "パーセント":
         return " percent"
     return next(out for p, out in _SCALE_OF if p.match(word))
-
-
-# The number words of each language text2num reads besides English. French, Spanish and
-# Portuguese write a number as separate words: a sentence gets a form in that language when one
-# of its words is one of these. German, Italian and Dutch write one word (sechshundertvierzehn):
-# a sentence gets a form when it holds a stem and a word made only of number pieces. Words that
-# are also English (six, once, due, zero, elf ...) are left out: a sentence made of those alone
-# is read in English only.
-_WORDS = {
-    "fr": frozenset(
-        "une deux trois quatre cinq sept huit neuf dix onze douze treize quatorze quinze seize vingt vingts trente "
-        "quarante cinquante soixante mille zéro virgule".split()
-    ),
-    "es": frozenset(
-        "uno una dos tres cuatro cinco seis siete ocho nueve diez doce trece catorce quince dieciséis dieciseis "
-        "diecisiete dieciocho diecinueve veinte veintiuno veintiún veintidós veintidos veintitrés veintitres "
-        "veinticuatro veinticinco veintiséis veintiseis veintisiete veintiocho veintinueve treinta cuarenta "
-        "cincuenta sesenta setenta ochenta noventa cien ciento doscientos doscientas trescientos trescientas "
-        "cuatrocientos cuatrocientas quinientos quinientas seiscientos seiscientas setecientos setecientas "
-        "ochocientos ochocientas novecientos novecientas millón millones cero coma".split()
-    ),
-    "pt": frozenset(
-        "uma dois duas três quatro cinco seis sete oito nove dez onze doze treze catorze quatorze quinze dezasseis "
-        "dezesseis dezassete dezessete dezoito dezanove dezenove vinte trinta quarenta cinquenta sessenta setenta "
-        "oitenta noventa cem cento duzentos duzentas trezentos trezentas quatrocentos quatrocentas quinhentos "
-        "quinhentas seiscentos seiscentas setecentos setecentas oitocentos oitocentas novecentos novecentas "
-        "milhão milhões vírgula".split()
-    ),
-}
-_COMPOUNDS = {
-    "de": (
-        "eins zwei drei vier fünf sechs sieb acht neun zehn zwölf zig ßig ssig hundert tausend komma million",
-        "ein|eins|eine|zwei|drei|vier|fünf|sechs|sech|sieben|sieb|acht|neun|zehn|elf|zwölf|zwanzig|dreißig|"
-        "dreissig|vierzig|fünfzig|sechzig|siebzig|achtzig|neunzig|hundert|tausend|und|null|komma|millionen?",
-        "elf|null|million",
-    ),
-    "it": (
-        "uno quattro cinque sette otto nove dieci undici dodici tredici quindici sedici dicias diciott diciann vent "
-        "trent quarant cinquant sessant settant ottant novant cento mille mila milion virgola",
-        "uno|una|un|due|tre|tré|quattro|cinque|sei|sette|otto|nove|dieci|undici|dodici|tredici|quattordici|"
-        "quindici|sedici|diciassette|diciotto|diciannove|venti?|trenta?|quaranta?|cinquanta?|sessanta?|"
-        "settanta?|ottanta?|novanta?|cento|mille|mila|milion[ei]|zero|virgola",
-        "un|due|zero",
-    ),
-    "nl": (
-        "twee drie vier vijf zes zeven acht negen tien twaalf dertien veertien twintig dertig veertig vijftig "
-        "zestig zeventig tachtig negentig honderd duizend miljoen komma nul",
-        "een|één|twee|drie|vier|vijf|zes|zeven|acht|negen|tien|elf|twaalf|dertien|veertien|vijftien|zestien|"
-        "zeventien|achttien|negentien|twintig|dertig|veertig|vijftig|zestig|zeventig|tachtig|negentig|honderd|"
-        "duizend|en|ën|miljoen|nul|komma",
-        "een|en|elf",
-    ),
-}
-_STEMS = {lang: tuple(stems.split()) for lang, (stems, _, _) in _COMPOUNDS.items()}
-_COMPOUND = {
-    lang: re.compile(rf"\b(?!(?:{common})\b)(?:{pieces})+\b") for lang, (_, pieces, common) in _COMPOUNDS.items()
-}
-_PUNCTUATION = ".,;:!?¡¿()[]\"'«»…"
-_SIX_CENTS = re.compile(r"\b(?:six|sept|huit|neuf) cents?\b")
-
-
-def _languages(text: str) -> list[str]:
-    """The languages besides English whose number words ``text`` (prepared) holds."""
-    words = {w.strip(_PUNCTUATION) for w in text.split()}
-    out = [lang for lang, vocab in _WORDS.items() if not vocab.isdisjoint(words)]
-    if "fr" not in out and "cent" in text and _SIX_CENTS.search(text):
-        out.append("fr")  # six cents: 600 in French
-    out += [lang for lang, stems in _STEMS.items() if any(s in text for s in stems) and _COMPOUND[lang].search(text)]
-    return out
 
 
 _CJK_DIGIT = {
@@ -263,7 +197,7 @@ def forms(text: str) -> tuple[str, ...]:
     whose number words it holds (``seiscientos catorce``, ``sechshundertvierzehn``)."""
     prepared = _prepare(text)
     out = [_numerals(prepared, "en")]
-    out += [_numerals(prepared, lang) for lang in _languages(prepared)]
+    out += [_numerals(prepared, lang) for lang in languages_of(prepared)]
     return tuple(out)
 
 
