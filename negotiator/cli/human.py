@@ -123,6 +123,7 @@ class HumanBuyer:
         return MakeOffer(terms=view.space.validate_offer(terms), message=message)
 
     def _confirm_below_walk_away(self, view: PartyView) -> bool:
+        assert view.standing_offer is not None  # parse() accepts only a standing offer
         score = your_score(view.preferences, view.standing_offer)
         if score >= 0:
             return True

@@ -70,7 +70,7 @@ def play_command(
     if last is not None and ep.turns[-1].party == "seller":
         console.print(f"\n[bold cyan]seller[/] {last.action}: {escape(last.message)}")
     o, m = ep.outcome, ep.metrics
-    if o.deal:
+    if o.deal and o.terms is not None:
         console.print(
             f"\n[bold green]Deal[/]: {s.space.format_offer(o.terms)}; your score {your_score(s.buyer, o.terms):.2f} "
             f"(the seller's, on its own scale: {m.seller_score:.2f})"

@@ -255,14 +255,14 @@ def generate(
     issues: list = [price]
     s_vals: dict = {price.name: LinearValue(worst=price.low, best=price.high)}
     b_vals: dict = {price.name: LinearValue(worst=price.high, best=price.low)}
-    for spec in t.numeric:
-        iss = NumericIssue(name=spec.name, low=spec.low, high=spec.high, step=spec.step, unit=spec.unit)
+    for nspec in t.numeric:
+        iss = NumericIssue(name=nspec.name, low=nspec.low, high=nspec.high, step=nspec.step, unit=nspec.unit)
         issues.append(iss)
         s_vals[iss.name] = (
-            LinearValue(worst=iss.low, best=iss.high) if spec.seller_up else LinearValue(worst=iss.high, best=iss.low)
+            LinearValue(worst=iss.low, best=iss.high) if nspec.seller_up else LinearValue(worst=iss.high, best=iss.low)
         )
         b_vals[iss.name] = (
-            LinearValue(worst=iss.low, best=iss.high) if spec.buyer_up else LinearValue(worst=iss.high, best=iss.low)
+            LinearValue(worst=iss.low, best=iss.high) if nspec.buyer_up else LinearValue(worst=iss.high, best=iss.low)
         )
     for spec in t.discrete:
         issues.append(DiscreteIssue(name=spec.name, options=spec.options, ordered=spec.ordered, unit=spec.unit))
