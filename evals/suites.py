@@ -14,6 +14,12 @@ Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite d
 * ``heldout``: 48 scenarios x 12 buyer personas x 2 evaluation buyers: 1,152 per seller arm.
 * ``adversarial``: 3 scenarios x 8 attacking buyers, 3 rounds: 24 negotiations that try to
   talk, trick or pressure the seller past its limits and into stating its secrets.
+* ``quick@v2``, ``heldout@v2``: the same negotiations on scenario generator 2, whose price
+  range ends at the list price a shop shows (version 1 ran to 1.1x it). ``quick`` and
+  ``heldout`` stay on generator 1: every recorded comparison is pinned to their negotiations.
+
+A suite's name is how it is asked for (``--suite heldout@v2``); a name without ``@v`` is
+version 1 of that suite, which ``heldout@v1`` also names.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 
 from negotiator.buyers.adversarial import ATTACKS, ATTACKS_VERSION
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
-from negotiator.domain.generator import GENERATOR_VERSION, generate, template_names
+from negotiator.domain.generator import generate, template_names
 from negotiator.domain.scenario import Scenario
 from negotiator.domain.seeds import EVAL_SEED_BASE, EVAL_SEEDS, TRAIN_SEEDS, check_train_seeds
 from negotiator.errors import UsageError
@@ -32,7 +38,7 @@ from negotiator.errors import UsageError
 
 @dataclass(frozen=True)
 class Suite:
-    name: str
+    name: str  # how it is asked for: "heldout" (version 1), "heldout@v2"
     version: int
     description: str
     scenario_seeds: tuple[int, ...]
@@ -40,8 +46,12 @@ class Suite:
     templates: tuple[str | None, ...] = ()  # per scenario seed; empty = drawn from the seed
     max_rounds: int | None = None
     personas: tuple[str, ...] = (NEUTRAL.name,)
+    generator: int = 1  # the scenario generator version the suite is pinned to (never "the newest")
 
     def __post_init__(self) -> None:
+        family, at, v = self.name.partition("@v")
+        if at and v != str(self.version):
+            raise ValueError(f"suite {self.name!r} is version {self.version}: name it {family}@v{self.version}")
         # What keeps training off evaluation data: check_train_seeds refuses all of EVAL_SEEDS.
         outside = [s for s in self.scenario_seeds if s not in EVAL_SEEDS]
         if outside:
@@ -63,9 +73,14 @@ class Suite:
         return [(b, p, self.negotiation(b, p)) for b in _base_scenarios(self) for p in self.personas]
 
     @property
+    def family(self) -> str:
+        """The suite's name without its version: ``heldout`` for ``heldout@v2``."""
+        return self.name.partition("@v")[0]
+
+    @property
     def key(self) -> str:
         """Identifies the suite's content in episode ids: name, version, generator and persona versions."""
-        return f"{self.name}@v{self.version}.g{GENERATOR_VERSION}.p{PERSONAS_VERSION}"
+        return f"{self.family}@v{self.version}.g{self.generator}.p{PERSONAS_VERSION}"
 
     def fingerprint(self) -> str:
         """Content hash of every negotiation of the suite (scenario x persona) and its default buyers.
@@ -93,17 +108,20 @@ def _base_scenarios(suite: Suite) -> tuple[Scenario, ...]:
     if suite.key not in _BASE_CACHE:
         templates = suite.templates or (None,) * len(suite.scenario_seeds)
         _BASE_CACHE[suite.key] = tuple(
-            generate(s, t, max_rounds=suite.max_rounds) for s, t in zip(suite.scenario_seeds, templates)
+            generate(s, t, max_rounds=suite.max_rounds, version=suite.generator)
+            for s, t in zip(suite.scenario_seeds, templates, strict=True)
         )
     return _BASE_CACHE[suite.key]
 
 
-def _quick() -> Suite:
+def _quick(version: int = 1) -> Suite:
     names = template_names()
     return Suite(
-        name="quick",
-        version=1,
-        description="One scenario per product template x four rule-based buyers: 24 negotiations, a minute's check.",
+        name="quick" if version == 1 else f"quick@v{version}",
+        version=version,
+        generator=version,
+        description="One scenario per product template x four rule-based buyers: 24 negotiations, a minute's check."
+        + _ON_GENERATOR[version],
         scenario_seeds=tuple(EVAL_SEED_BASE + i for i in range(len(names))),
         templates=tuple(names),
         buyers=("rule/boulware", "rule/conceder", "rule/tit_for_tat", "rule/threatener"),
@@ -113,17 +131,25 @@ def _quick() -> Suite:
 
 HELDOUT_SCENARIOS = 48
 
+# What a suite's version changed: version 2 of quick and heldout is version 1's seeds, templates,
+# personas and buyers on scenario generator 2 (prices up to the list price, not 1.1x it).
+_ON_GENERATOR = {
+    1: "",
+    2: " Scenario generator 2: the price range ends at the list price a shop shows (version 1: 1.1x it).",
+}
 
-def _heldout() -> Suite:
+
+def _heldout(version: int = 1) -> Suite:
     names = template_names()
     return Suite(
-        name="heldout",
-        version=1,
+        name="heldout" if version == 1 else f"heldout@v{version}",
+        version=version,
+        generator=version,
         description=(
             "The paper's held-out evaluation: 48 scenarios (8 per product template) x 12 buyer personas x 2 "
             "evaluation buyers = 1,152 negotiations per seller arm. Default buyers are two rule-based families, "
             "so it runs offline: each persona's own time-dependent tactic (rule/persona) and a behaviour-"
-            "dependent tit-for-tat; pass --buyer twice for LLM buyers of two model families."
+            "dependent tit-for-tat; pass --buyer twice for LLM buyers of two model families." + _ON_GENERATOR[version]
         ),
         scenario_seeds=tuple(EVAL_SEED_BASE + 100_000 + i for i in range(HELDOUT_SCENARIOS)),
         templates=tuple(names[i % len(names)] for i in range(HELDOUT_SCENARIOS)),
@@ -159,10 +185,14 @@ def _adversarial() -> Suite:
     )
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial()]}
+SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial(), _quick(2), _heldout(2)]}
 
 
 def get_suite(name: str) -> Suite:
+    """The suite asked for as ``NAME`` or ``NAME@vN`` (``heldout@v1`` is ``heldout``)."""
+    family, at, version = name.partition("@v")
+    if at and version == "1" and family in SUITES:
+        name = family
     try:
         return SUITES[name]
     except KeyError:

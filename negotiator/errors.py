@@ -120,6 +120,11 @@ class SweepFailed(NegotiatorError):
     """Training: a step of a sweep exited non-zero; rerunning the same command resumes it."""
 
 
+class PushFailed(NegotiatorError):
+    """Training: the hub refused the trained adapter or could not be reached; the run's files are kept,
+    and rerunning the same command pushes them again."""
+
+
 # --- control flow -----------------------------------------------------------------------
 
 
@@ -145,6 +150,7 @@ __all__ = [
     "NegotiatorError",
     "ProtocolError",
     "ProviderError",
+    "PushFailed",
     "RemoteRefused",
     "RemoteRequestBlocked",
     "ScriptError",

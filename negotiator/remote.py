@@ -35,8 +35,8 @@ import uuid
 from contextlib import AsyncExitStack
 from typing import Any
 
-from .actions import Accept, MakeOffer, WalkAway
-from .domain.generator import generate
+from .actions import Accept, MakeOffer
+from .domain.generator import GENERATOR_VERSIONS, generate
 from .domain.scenario import Listing
 from .errors import ProtocolError, ProviderError, RemoteRefused, UsageError
 from .models.specs import parse_spec
@@ -90,14 +90,16 @@ def open_request(scenario: Listing) -> dict[str, Any]:
             "on generated scenarios (the service must play the same listing the episode is scored on)"
         )
     listing = scenario.listing() if hasattr(scenario, "listing") else scenario
-    for max_rounds in (None, scenario.max_rounds):
-        generated = generate(scenario.seed, scenario.template, max_rounds=max_rounds).listing()
-        if (
-            generated.model_dump(exclude={"id"}) == listing.model_dump(exclude={"id"})
-            and listing.id.split("~")[0] == generated.id
-        ):
-            request = {"seed": scenario.seed, "template": scenario.template}
-            return request if max_rounds is None else {**request, "max_rounds": max_rounds}
+    # The generator version is always named: a suite pins its own, whatever the service's default.
+    for version in GENERATOR_VERSIONS:
+        for max_rounds in (None, scenario.max_rounds):
+            generated = generate(scenario.seed, scenario.template, max_rounds=max_rounds, version=version).listing()
+            if (
+                generated.model_dump(exclude={"id"}) == listing.model_dump(exclude={"id"})
+                and listing.id.split("~")[0] == generated.id
+            ):
+                request = {"seed": scenario.seed, "template": scenario.template, "generator": version}
+                return request if max_rounds is None else {**request, "max_rounds": max_rounds}
     raise UsageError(
         f"scenario {scenario.id!r} is not what seed {scenario.seed} and template {scenario.template} generate: "
         "a remote seller can only be evaluated on generated scenarios"
@@ -166,7 +168,7 @@ class RemoteSeller:
     async def act(self, view: PartyView) -> TurnRecord:
         state = await self.negotiation.ensure_open()
         remote = state.transcript
-        for i, (mine, theirs) in enumerate(zip(view.transcript, remote)):
+        for i, (mine, theirs) in enumerate(zip(view.transcript, remote, strict=False)):
             if (
                 mine.party != theirs.party
                 or mine.action.action != theirs.action.action

@@ -19,6 +19,8 @@ PINNED = {
     "quick@v1.g1.p1": "7291860d5f5fa07a",
     "heldout@v1.g1.p1": "5c8bd39d893c3c70",
     "adversarial@v1.g1.p1": "e8e9a5bfdff47c57",
+    "quick@v2.g2.p1": "e2c97f8d0e7aa369",
+    "heldout@v2.g2.p1": "db17596fc2f0841e",
 }
 
 

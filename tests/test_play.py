@@ -10,7 +10,7 @@ import pytest
 
 pexpect = pytest.importorskip("pexpect")
 
-from negotiator.cli.human import example_offer, what_is_better  # noqa: E402
+from negotiator.cli.human import SCALE, example_offer, what_is_better, your_score  # noqa: E402
 from negotiator.domain import generate, template_names  # noqa: E402
 
 ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "NO_COLOR": "1", "TERM": "xterm"}
@@ -65,25 +65,37 @@ def test_a_person_plays_against_a_rule_seller_through_a_terminal():
     child.expect(PROMPT)
     intro = flat(child.before)
     # the scenario's own issues, the player's preferences per option, and an example that fits them
-    assert "You are buying: design tool seats" in intro and "Walking away is worth 0.28 to you" in intro
+    assert "You are buying: design tool seats" in intro
     assert "dedicated (1.00) > priority (0.67) > standard (0.00)" in intro
     example = example_offer(s, s.buyer)
     assert f"{example} : my offer" in intro and "price=900" not in intro
-    assert "round 1 of 6; the seller's offer is worth 0.00 to you (walking away: 0.28)" in intro
+    # one scale, explained once: the seller's offer is scored as the deal at the end will be
+    assert flat(SCALE) in intro
+    opening = {
+        "price_per_seat": 596,
+        "seats": 200,
+        "contract_months": 36,
+        "support": "standard",
+        "onboarding": "self_serve",
+    }
+    assert f"{your_score(s.buyer, opening):.2f}" == "-0.39"
+    assert "round 1 of 6; the seller's offer scores -0.39 for you" in intro
 
-    # accepting an offer worth less than walking away asks first; "no" keeps the negotiation going
+    # accepting an offer worse than walking away asks first; "no" keeps the negotiation going
     child.sendline("accept")
     child.expect(re.escape("Accept it anyway? [y/N] "))
-    assert "worth 0.00 to you, less than walking away (0.28)" in flat(child.before)
+    assert "The seller's offer scores -0.39 for you: worse than walking away." in flat(child.before)
     child.sendline("n")
     child.expect("not accepted; your move")
     child.expect(PROMPT)
 
-    # the help's example, typed as shown, is a valid move: the seller answers it
+    # the help's example, typed as shown, is a valid move: the seller answers it. Its schedule's noise
+    # raises the price 596 -> 598: the seller does not say it is meeting the buyer (it said "Meet me here").
     child.sendline(f"{example} : would this work?")
     child.expect(PROMPT)
     answer = flat(child.before)
     assert "seller make_offer" in answer and "round 2 of 6" in answer
+    assert "seller make_offer: Here's my counter: price per seat 598 USD" in answer
     child.sendline("offer support=priority")  # issues left out keep the last offer's value
     child.expect(PROMPT)
     assert "round 3 of 6" in flat(child.before)
@@ -92,9 +104,11 @@ def test_a_person_plays_against_a_rule_seller_through_a_terminal():
     assert "seats must be a number" in flat(child.before)
     child.sendline("walk : too expensive")
     child.expect(pexpect.EOF)
-    assert "No deal (walk_away)" in flat(child.before)
+    assert "No deal (walk_away): your score 0." in flat(child.before)
     child.close()
     assert child.exitstatus == 0
+    # nothing is shown on a second scale: no raw utilities, no walk-away value to compare against
+    assert " worth " not in flat(child.before) and "walking away:" not in flat(child.before)
 
 
 def test_confirming_accepts_the_offer():
@@ -104,7 +118,9 @@ def test_confirming_accepts_the_offer():
     child.expect(re.escape("[y/N] "))
     child.sendline("y")
     child.expect(pexpect.EOF)
-    assert "Deal: price_per_seat=" in flat(child.before)
+    out = flat(child.before)
+    # the deal is scored as the offer was: -0.39, below 0 because it is worse than walking away
+    assert "Deal: price_per_seat=" in out and "your score -0.39 (the seller's, on its own scale: 0.99)" in out
     child.close()
     assert child.exitstatus == 0
 
@@ -114,8 +130,8 @@ def test_an_offer_worth_more_than_walking_away_is_accepted_without_asking():
     child = play("--seller", "rule/conceder?e=5", "--scenario", "10000000")
     for _ in range(6):
         child.expect(PROMPT)
-        worth = float(re.findall(r"the seller's offer is worth ([\d.]+) to you", flat(child.before))[-1])
-        if worth >= 0.28:
+        shown = float(re.findall(r"the seller's offer scores (-?[\d.]+) for you", flat(child.before))[-1])
+        if shown >= 0:
             break
         child.sendline("offer price_per_seat=299 seats=10 contract_months=12 support=dedicated onboarding=guided")
     else:
@@ -124,7 +140,8 @@ def test_an_offer_worth_more_than_walking_away_is_accepted_without_asking():
     child.expect(pexpect.EOF)
     out = flat(child.before)
     assert "Accept it anyway" not in out and "Deal:" in out
-    assert float(re.search(r"your score ([\d.]+)", out).group(1)) > 0
+    # one scale: the score at the end is the score the accepted offer was shown with
+    assert float(re.search(r"your score (-?[\d.]+)", out).group(1)) == shown > 0
 
 
 @pytest.mark.slow

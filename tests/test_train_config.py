@@ -80,3 +80,63 @@ def test_the_cpu_profile_trains_in_bf16_only_where_the_cpu_multiplies_it_nativel
     assert resolve("cpu", out=tmp_path).dtype == "bfloat16"
     assert resolve("cpu", out=tmp_path, dtype="float32").dtype == "float32"  # a choice given is kept
     assert resolve("gpu", out=tmp_path).dtype == "bfloat16"
+
+
+def test_metrics_go_to_the_reporters_asked_for_and_nowhere_by_default(tmp_path):
+    """TRL's reporters: --report-to tensorboard|wandb|... (repeatable), none by default (no network, no files)."""
+    from train.run import grpo_args
+
+    assert not _train_params()["report_to"] and _train_params()["push_to_hub"] is False
+    assert _train_params("--report-to", "tensorboard", "--report-to", "wandb")["report_to"] == ["tensorboard", "wandb"]
+    default = resolve("cpu", out=tmp_path / "run")
+    assert default.report_to == ["none"] and grpo_args(default).report_to in ([], ["none"], "none")
+    board = resolve("cpu", out=tmp_path / "run", report_to=["tensorboard"])
+    args = grpo_args(board)
+    assert args.report_to == ["tensorboard"] and args.run_name == "run"
+
+
+def test_a_reporter_that_is_unknown_or_not_installed_is_refused_before_any_work(tmp_path, monkeypatch):
+    import pytest
+
+    from negotiator.errors import UsageError
+
+    with pytest.raises(UsageError, match="--report-to tensorbored: choose from none, all, .*tensorboard.*wandb"):
+        resolve("cpu", out=tmp_path, report_to=["tensorbored"])
+    with pytest.raises(UsageError, match="--report-to none reports nowhere: give it alone"):
+        resolve("cpu", out=tmp_path, report_to=["none", "tensorboard"])
+    import transformers.integrations.integration_utils as iu
+
+    monkeypatch.setattr(iu, "get_available_reporting_integrations", lambda: [])
+    for name, package in (("tensorboard", "tensorboard"), ("wandb", "wandb"), ("comet_ml", "comet-ml")):
+        with pytest.raises(
+            UsageError, match=f"--report-to {name}: its package is not installed; pip install {package}$"
+        ):
+            resolve("cpu", out=tmp_path, report_to=[name])
+
+
+def test_hub_options_need_push_to_hub_and_a_sweep_pushes_nothing(tmp_path):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from negotiator.errors import UsageError
+
+    assert resolve("cpu", out=tmp_path).push_to_hub is False  # off unless asked
+    with pytest.raises(UsageError, match="add --push-to-hub"):
+        resolve("cpu", out=tmp_path, hub_model_id="me/seller")
+
+    def run(*args):
+        p = subprocess.run(
+            [sys.executable, "-m", "negotiator", "train", "--out", str(tmp_path / "x"), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return p.returncode, " ".join(p.stderr.split())
+
+    code, err = run("--lr", "3e-4,6e-4", "--push-to-hub")
+    assert code == 2 and "--push-to-hub pushes one trained seller" in err and "Traceback" not in err
+    code, err = run("--report-to", "tensorbored")
+    assert code == 2 and "--report-to tensorbored: choose from" in err and "Traceback" not in err
+    assert not (tmp_path / "x" / "config.json").exists()

@@ -51,7 +51,7 @@ def one_step(home, tmp_path_factory):
     from train.run import train
 
     out = tmp_path_factory.mktemp("run") / "tiny"
-    manifest = train(_config(out), progress=False)
+    manifest = train(_config(out, report_to=["tensorboard"]), progress=False)  # the step also reports to TensorBoard
     return out, manifest
 
 
@@ -269,3 +269,95 @@ def test_advantages_are_scaled_by_the_step_and_older_run_folders_still_resume(tm
     assert prepare_out(old) is None  # resumed, not refused
     with pytest.raises(UsageError, match="different training run"):
         prepare_out(resolve("cpu", out=tmp_path / "old"))  # now batch: a different run
+
+
+def test_the_step_metrics_reach_tensorboard_with_the_negotiations_own(one_step):
+    """--report-to tensorboard: TRL's metrics and the negotiation measures of OUT/metrics.jsonl, per step."""
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    out, manifest = one_step
+    (events,) = {p.parent for p in out.rglob("events.out.tfevents.*")}  # `tensorboard --logdir OUT` finds it
+    board = EventAccumulator(str(events))
+    board.Reload()
+    scalars = {tag: board.Scalars(tag) for tag in board.Tags()["scalars"]}
+    (row,) = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    for key in ("score", "deal_rate", "invalid_rate", "first_offer_utility"):
+        (point,) = scalars[f"train/negotiation/{key}"]
+        assert point.step == 1 and point.value == pytest.approx(row[key], abs=1e-6), key
+    (loss,) = scalars["train/loss"]
+    assert loss.value == pytest.approx(row["loss"], rel=1e-5, abs=1e-7)
+    assert "train/reward" in scalars and manifest["report_to"] == ["tensorboard"]
+
+
+def _copy_run(out: Path, dest: Path) -> Path:
+    import shutil
+
+    shutil.copytree(out, dest, ignore=shutil.ignore_patterns("checkpoints"))
+    return dest
+
+
+def test_a_finished_run_is_pushed_to_the_hub_without_training_again(one_step, tmp_path, monkeypatch):
+    """--push-to-hub on a finished run's command: the adapter, its records and a model card go to the hub
+    named by HF_ENDPOINT (here a fake one on loopback: no request leaves the machine), nothing is retrained."""
+    from hub_fake import FakeHub
+
+    from train.run import train
+
+    out = _copy_run(one_step[0], tmp_path / "tiny-seller")
+    metrics = (out / "metrics.jsonl").read_bytes()
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", hub.token)
+        manifest = train(_config(out, push_to_hub=True, hub_private_repo=True), progress=False)
+    assert (out / "metrics.jsonl").read_bytes() == metrics and manifest["steps"] == 1  # not trained again
+    repo = hub.repos["tester/tiny-seller"]  # default repo name: the output folder's, under the token's account
+    assert repo["private"] is True and len(repo["commits"]) == 1
+    files = repo["files"]
+    for name in ("adapter_model.safetensors", "adapter_config.json", "tokenizer_config.json"):
+        assert files[name] == (out / "adapter" / name).read_bytes(), name
+    for name in ("config.json", "metrics.jsonl", "reward_curve.png"):
+        assert files[name] == (out / name).read_bytes(), name
+    card = files["README.md"].decode()
+    assert card.startswith("---\nlibrary_name: peft\n") and TINY in card and "| learning rate | 0.005 |" in card
+    assert json.loads(files["manifest.json"])["steps"] == 1
+    hub_record = json.loads((out / "manifest.json").read_text())["hub"]
+    assert (
+        hub_record
+        == manifest["hub"]
+        == {
+            "repo_id": "tester/tiny-seller",
+            "url": f"{hub.url}/tester/tiny-seller",
+            "commit": repo["commits"][0]["oid"],
+            "private": True,
+        }
+    )
+    # The pushed folder is a kept run: the seller it serves plays the strategy it trained with.
+    down = tmp_path / "downloaded"
+    down.mkdir()
+    for name, data in files.items():
+        (down / name).write_bytes(data)
+    from negotiator.models.local.servers import trained_strategy
+
+    assert trained_strategy(str(down)) == json.loads((out / "config.json").read_text())["strategy"]
+
+
+def test_a_refused_push_keeps_the_run_and_says_how_to_push_again(one_step, tmp_path, monkeypatch):
+    from hub_fake import FakeHub
+
+    from negotiator.errors import PushFailed
+    from train.run import train
+
+    out = _copy_run(one_step[0], tmp_path / "tiny")
+    before = (out / "manifest.json").read_text()
+    with FakeHub(refuse=403) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", hub.token)
+        with pytest.raises(PushFailed, match=r"the hub refused the push to me/tiny \(HTTP 403\): log in with"):
+            train(_config(out, push_to_hub=True, hub_model_id="me/tiny"), progress=False)
+    assert (out / "manifest.json").read_text() == before and (out / "adapter" / "adapter_config.json").is_file()
+    with FakeHub() as hub:  # nothing listens where the hub was: the push cannot reach it
+        dead = hub.url
+    monkeypatch.setenv("HF_ENDPOINT", dead)
+    with pytest.raises(PushFailed, match="could not reach the hub"):
+        train(_config(out, push_to_hub=True, hub_model_id="me/tiny"), progress=False)

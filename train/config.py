@@ -9,7 +9,9 @@ docs/results.md: 1e-4 did not move it, and a 4-round cap made every deal a capit
 (3e-6; sweep 1e-6,3e-6).
 
 A run's resolved configuration is written to ``OUT/config.json``: rerunning the same
-command into the same folder resumes it; a different one is refused.
+command into the same folder resumes it; a different one is refused. Where the metrics are
+reported (``report_to``) and whether the adapter is pushed to a hub change nothing a run
+trains, so they may differ on a rerun.
 """
 
 from __future__ import annotations
@@ -134,6 +136,12 @@ class TrainConfig(BaseModel):
     generation: Literal["transformers", "vllm-colocate", "vllm-server"] = "transformers"
     vllm_server_url: str | None = None  # a `trl vllm-serve` server; None: TRL's default (port 8000 on this host)
     instructions: str = ""
+    # Where TRL reports the step metrics besides OUT/metrics.jsonl: transformers' reporting
+    # integrations (tensorboard, wandb, mlflow, trackio ...), "all" installed ones, or "none".
+    report_to: list[str] = Field(default_factory=lambda: ["none"])
+    push_to_hub: bool = False  # upload the adapter, its records and a model card when the run ends (train.hub)
+    hub_model_id: str | None = None  # None: the output folder's name, under the account of the hub token
+    hub_private_repo: bool = False
 
     @field_validator("dtype")
     @classmethod
@@ -154,10 +162,11 @@ class TrainConfig(BaseModel):
         plan = parse_strategy(self.strategy)  # an unknown name or setting is a UsageError naming the choices
         if plan is not None and not plan.opens_moves and rule_based(self.buyers):
             raise UsageError(
-                f"--strategy {self.strategy} leaves the model no move to choose (one candidate, no leeway, no walk-away, "
-                "no own terms) and rule-based buyers read only the terms: every negotiation of a group would get the "
-                f"same reward, so there would be nothing to learn. Open choices (--strategy '{self.strategy.partition('?')[0]}"
-                "?candidates=3', the default), train against an LLM buyer (--buyer), or train the pure policy (--strategy none)"
+                f"--strategy {self.strategy} leaves the model no move to choose (one candidate, no leeway, "
+                "no walk-away, no own terms) and rule-based buyers read only the terms: every negotiation of a group "
+                "would get the same reward, so there would be nothing to learn. Open choices (--strategy "
+                f"'{self.strategy.partition('?')[0]}?candidates=3', the default), train against an LLM buyer "
+                "(--buyer), or train the pure policy (--strategy none)"
             )
         if self.generation_batch % self.micro_batch:
             raise UsageError(
@@ -168,10 +177,39 @@ class TrainConfig(BaseModel):
             raise UsageError("the cpu profile generates with transformers; vLLM needs the gpu profile")
         if self.vllm_server_url and self.generation != "vllm-server":
             raise UsageError("--vllm-server-url needs --generation vllm-server (and the gpu profile)")
+        check_reporters(self.report_to)
+        if (self.hub_model_id or self.hub_private_repo) and not self.push_to_hub:
+            raise UsageError("--hub-model-id and --hub-private-repo say where to push: add --push-to-hub")
 
     def run_key(self) -> dict:
         data = self.model_dump(mode="json")
         return {k: data[k] for k in RUN_KEYS}
+
+
+# The package each reporter needs, where its name is not the integration's (pip install NAME).
+_REPORTER_PACKAGES = {"tensorboard": "tensorboard", "comet_ml": "comet-ml", "azure_ml": "azureml-core"}
+
+
+def check_reporters(names: list[str]) -> None:
+    """Refuse a reporter transformers does not know, or one whose package is missing, before any work starts
+    (transformers would fail at the trainer's start, after the model has loaded)."""
+    from transformers.integrations.integration_utils import (
+        INTEGRATION_TO_CALLBACK,
+        get_available_reporting_integrations,
+    )
+
+    known = ["none", "all", *INTEGRATION_TO_CALLBACK]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(f"--report-to {unknown[0]}: choose from {', '.join(known)}")
+    if "none" in names and len(names) > 1:
+        raise UsageError("--report-to none reports nowhere: give it alone, or drop it")
+    available = set(get_available_reporting_integrations())
+    for n in names:
+        if n not in ("none", "all") and n not in available:
+            raise UsageError(
+                f"--report-to {n}: its package is not installed; pip install {_REPORTER_PACKAGES.get(n, n)}"
+            )
 
 
 def rule_based(buyers: list[str] | None) -> bool:
@@ -209,4 +247,4 @@ def resolve(profile: Profile, **given) -> TrainConfig:
     return cfg
 
 
-__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "RUN_KEY_DEFAULTS", "TRAIN_STRATEGY", "resolve"]
+__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "RUN_KEY_DEFAULTS", "TRAIN_STRATEGY", "check_reporters", "resolve"]

@@ -103,7 +103,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     finished = prepare_out(cfg)
     if finished is not None:
         say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
-        return finished
+        return push_run(cfg, finished, say) if cfg.push_to_hub else finished
     out = cfg.out
 
     base = load_base(cfg.base, dtype=cfg.dtype, say=say)
@@ -163,6 +163,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         callbacks=[step_log],
     )
     _quiet_trainer(trainer)
+    _log_before_reporters(trainer, step_log)
     if rollouts.engine_factory is not None:
         rollouts.engine_factory.trainer = trainer
     t0 = time.perf_counter()
@@ -182,7 +183,19 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         seconds=sum(r.get("step_s", 0.0) for r in rows) or time.perf_counter() - t0,
     )
     record["stopped_by_time_limit"] = step_log.stopped_by_time
+    record["report_to"] = [r for r in cfg.report_to if r != "none"]
     write_json(out / MANIFEST, record)
+    return push_run(cfg, record, say) if cfg.push_to_hub else record
+
+
+def push_run(cfg: TrainConfig, record: dict, say) -> dict:
+    """Push the finished run in ``cfg.out`` to the hub; the manifest records where it went."""
+    from .hub import default_repo_id, push
+
+    repo_id = cfg.hub_model_id or default_repo_id(cfg.out)
+    say(f"pushing the adapter of {cfg.out} to the hub as {repo_id} ...")
+    record = {**record, "hub": push(cfg.out, repo_id, private=cfg.hub_private_repo)}
+    write_json(cfg.out / MANIFEST, record)
     return record
 
 
@@ -206,7 +219,8 @@ def grpo_args(cfg: TrainConfig, out: Path | None = None):
         logging_steps=1,
         save_steps=cfg.save_steps,
         save_total_limit=2,
-        report_to="none",
+        report_to=cfg.report_to,  # TensorBoard writes under OUT/checkpoints/runs: `tensorboard --logdir OUT`
+        run_name=out.name,  # the run's name in W&B, MLflow, trackio ...
         disable_tqdm=True,
         seed=cfg.seed,
         use_cpu=cfg.profile == "cpu",
@@ -238,6 +252,14 @@ def _top_layers(model, n: int | None) -> list[int] | None:
     return list(range(max(0, total - n), total))
 
 
+def _log_before_reporters(trainer, step_log) -> None:
+    """Put the step log first among the trainer's callbacks, so the negotiation metrics it adds to each
+    step's logs reach TensorBoard, W&B and the other reporters (which the trainer adds before it)."""
+    callbacks = trainer.callback_handler.callbacks
+    callbacks.remove(step_log)
+    callbacks.insert(0, step_log)
+
+
 def _quiet_trainer(trainer) -> None:
     """Our step log and progress bar replace the trainer's printed log dicts."""
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
@@ -267,6 +289,20 @@ def out_of_time(step_seconds: list[float], budget_s: float) -> bool:
     ordered = sorted(step_seconds)
     typical = ordered[len(ordered) // 2]
     return sum(step_seconds) + typical > budget_s
+
+
+# What each step adds to the trainer's logs (so TensorBoard, W&B ... show it as negotiation/NAME).
+REPORTED = (
+    "score",
+    "deal_rate",
+    "invalid_rate",
+    "first_offer_utility",
+    "guard_interventions",
+    "errors",
+    "truncated",
+    "rollout_s",
+    "optimize_s",
+)
 
 
 class StepLog(TrainerCallback):
@@ -326,6 +362,8 @@ class StepLog(TrainerCallback):
             "frac_reward_zero_std": logs.get("frac_reward_zero_std"),
         }
         append_metrics(self.out, row)
+        # The negotiations' own measures, beside TRL's loss and reward, for the reporters that log after us.
+        logs.update({f"negotiation/{k}": row[k] for k in REPORTED if isinstance(row.get(k), (int, float))})
         rows = read_metrics(self.out)
         plot_reward_curve(self.out, rows, self.title)
         if (

@@ -34,8 +34,16 @@ async def page() -> FileResponse:
     return FileResponse(HERE / "static" / "index.html")
 
 
+@app.get("/favicon.svg", include_in_schema=False)
+@app.get("/favicon.ico", include_in_schema=False)  # where browsers and bookmarks look when a page names none
+async def favicon() -> FileResponse:
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
+
+
 async def _relay(method: str, path: str, body: dict | None = None) -> Response:
-    """Forward to the negotiator service; its JSON answers (errors included) are safe to show."""
+    """Forward to the negotiator service. Its error answers pass through as they are: a stable code
+    the page turns into the shop's own words (``SAY`` in static/index.html), and a sentence for
+    developers that the page never shows a shopper."""
     try:
         r = await client.request(method, path, json=body)
     except httpx.HTTPError:

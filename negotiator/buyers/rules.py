@@ -47,6 +47,11 @@ _COUNTER = [
     "Meet me here: {terms}.",
     "Here's my counter: {terms}.",
 ]
+# A seller says it is moving toward the buyer only when it is: its new offer gives up something
+# and takes back nothing, issue by issue by its own values (the schedule's noise can raise a price
+# by a step; a trade raises one issue to lower another). Other counters get words that claim no
+# move. Buyers keep _COUNTER as it is: their messages are part of the held-out suite.
+_COUNTER_UNMOVED = ["That's not quite there for me. How about {terms}?", "Here's my counter: {terms}."]
 _FIRM = ["I'm holding at {terms}.", "This is as far as I can go for now: {terms}."]
 _ACCEPT = ["Deal, that works for me.", "Agreed. Let's do it.", "OK, you have a deal."]
 _THREAT = [
@@ -132,6 +137,8 @@ class RuleParty:
             pool = _OPEN
         elif mine[-1] == offer:
             pool = _FIRM
+        elif self.role == "seller" and not _conceded(view, mine[-1], offer):
+            pool = _COUNTER_UNMOVED
         else:
             pool = _COUNTER
         return MakeOffer(terms=offer, message=self._say(pool, rng, view, offer))
@@ -158,3 +165,11 @@ class RuleParty:
 
     async def aclose(self) -> None:
         return None
+
+
+def _conceded(view: PartyView, before: Offer, after: Offer) -> bool:
+    """Whether ``after`` gives up something on some issue and takes back nothing on any, by the values of
+    ``view``'s side: what a party may honestly call moving toward the other."""
+    values = view.preferences.values
+    moves = [values[k](after[k]) - values[k](before[k]) for k in after]
+    return max(moves) <= 1e-9 and min(moves) < -1e-9

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..actions import Accept, MakeOffer, WalkAway
-from ..domain.issues import DiscreteIssue, NumericIssue, _fmt
+from ..domain.issues import DiscreteIssue, NumericIssue, Offer, _fmt
 from ..domain.scenario import Scenario
 from ..domain.utility import LinearValue, Preferences
 from ..errors import InvalidOffer
@@ -53,9 +53,22 @@ def what_is_better(issue: NumericIssue | DiscreteIssue, prefs: Preferences) -> s
     return " > ".join(f"{o} ({vf(o):.2f})" for o in ranked)
 
 
+def your_score(prefs: Preferences, terms: Offer) -> float:
+    """What ``terms`` would score for the side with ``prefs``: the evaluation's score, (U - r) / (1 - r),
+    before it is clipped to [0, 1], so an offer worse than walking away shows how much worse (below 0)."""
+    return (prefs.utility(terms) - prefs.reservation) / (1.0 - prefs.reservation)
+
+
+SCALE = (
+    "Scores: every offer is scored for you from 0 (no better than walking away, which is what no deal "
+    "gets you) to 1 (your best terms on every issue); below 0 it is worse than walking away. "
+    "The deal at the end is scored the same way."
+)
+
+
 def preferences_table(scenario: Scenario, prefs: Preferences) -> Table:
     table = Table(title="what you care about (private: the seller does not see it)", title_justify="left")
-    for col in ("issue", "allowed", "weight", "better for you (value 0..1)"):
+    for col in ("issue", "allowed", "weight", "better for you (share of the weight each option earns)"):
         table.add_column(col)
     for issue in scenario.issues:
         table.add_row(issue.name, issue.describe(), f"{prefs.weights[issue.name]:.2f}", what_is_better(issue, prefs))
@@ -110,12 +123,11 @@ class HumanBuyer:
         return MakeOffer(terms=view.space.validate_offer(terms), message=message)
 
     def _confirm_below_walk_away(self, view: PartyView) -> bool:
-        worth, walk = view.utility(view.standing_offer), view.preferences.reservation
-        if worth >= walk:
+        assert view.standing_offer is not None  # parse() accepts only a standing offer
+        score = your_score(view.preferences, view.standing_offer)
+        if score >= 0:
             return True
-        self.console.print(
-            f"[bold yellow]The seller's offer is worth {worth:.2f} to you, less than walking away ({walk:.2f}).[/]"
-        )
+        self.console.print(f"[bold yellow]The seller's offer scores {score:.2f} for you: worse than walking away.[/]")
         return self.ask("Accept it anyway? [y/N] ").strip().lower() in ("y", "yes")
 
     async def act(self, view: PartyView) -> TurnRecord:
@@ -126,11 +138,12 @@ class HumanBuyer:
             if isinstance(a, MakeOffer):
                 self.console.print("  terms: " + escape(view.space.format_offer(a.terms)), soft_wrap=True)
         standing = view.standing_offer
-        worth = f"{view.utility(standing):.2f}" if standing else "-"
-        self.console.print(
-            f"[dim]round {view.round} of {view.max_turns // 2}; the seller's offer is worth {worth} to you "
-            f"(walking away: {view.preferences.reservation:.2f})[/]"
+        offer = (
+            f"the seller's offer scores {your_score(view.preferences, standing):.2f} for you"
+            if standing
+            else "no seller offer yet"
         )
+        self.console.print(f"[dim]round {view.round} of {view.max_turns // 2}; {offer}[/]")
         while True:
             try:
                 line = self.ask("> ").strip()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -49,16 +49,13 @@ def play_command(
     from ..models.local.servers import local_servers
     from ..models.specs import parse_spec
     from ..runtime import make_party, run_negotiation
-    from .human import HumanBuyer, preferences_table
+    from .human import SCALE, HumanBuyer, preferences_table, your_score
 
     s = generate(scenario, template)
     party = make_party(seller, "seller", base_url=seller_base_url)  # a bad spec fails here, before anything is shown
     human = HumanBuyer(s, console)
     console.print(f"[bold]You are buying: {s.product.name}[/]. {s.product.description}")
-    console.print(
-        f"{s.max_rounds} rounds; the {s.opener} opens. Walking away is worth {s.buyer.reservation:.2f} to you: "
-        "a deal worth less is worse than no deal."
-    )
+    console.print(f"{s.max_rounds} rounds; the {s.opener} opens. {SCALE}")
     console.print(preferences_table(s, s.buyer))
     is_local = parse_spec(seller).kind == "local"
     if is_local:
@@ -73,9 +70,10 @@ def play_command(
     if last is not None and ep.turns[-1].party == "seller":
         console.print(f"\n[bold cyan]seller[/] {last.action}: {escape(last.message)}")
     o, m = ep.outcome, ep.metrics
-    if o.deal:
+    if o.deal and o.terms is not None:
         console.print(
-            f"\n[bold green]Deal[/]: {s.space.format_offer(o.terms)}; your score {m.buyer_score:.3f}, seller's {m.seller_score:.3f}"
+            f"\n[bold green]Deal[/]: {s.space.format_offer(o.terms)}; your score {your_score(s.buyer, o.terms):.2f} "
+            f"(the seller's, on its own scale: {m.seller_score:.2f})"
         )
     elif ep.error is not None:
         console.print(
@@ -83,4 +81,4 @@ def play_command(
         )
         raise typer.Exit(1)
     else:
-        console.print(f"\n[bold yellow]No deal[/] ({o.ended_by}).")
+        console.print(f"\n[bold yellow]No deal[/] ({o.ended_by}): your score 0.")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
-from ..errors import UsageError
+from ..errors import PushFailed, UsageError
 from .app import app, console, output_folder
 
 
@@ -46,32 +46,40 @@ def train_command(
     out: Annotated[
         Path,
         typer.Option(
-            help="Output folder: adapter/, merged/, manifest.json, episodes.jsonl, reward_curve.png. Rerun into it to resume."
+            help="Output folder: adapter/, merged/, manifest.json, episodes.jsonl, reward_curve.png. Rerun into it to "
+            "resume."
         ),
     ],
     base: Annotated[
         str,
         typer.Option(
-            help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier run), or a model hub id."
+            help="Model to start from: local/gemma-3-270m (embedded), local/PATH (a model folder or an earlier "
+            "run), or a "
+            "model hub id."
         ),
     ] = "local/gemma-3-270m",
     lr: Annotated[
         str | None,
         typer.Option(
-            help="Learning rate; several separated by commas (3e-4,6e-4,1e-3) train one arm each, then evaluate every arm and the base on the held-out suite and compare them. Profile default: cpu 6e-4 (what moved the 270M's LoRA in 30 updates), gpu 3e-6 (the paper's)."
+            help="Learning rate; several separated by commas (3e-4,6e-4,1e-3) train one arm each, then evaluate "
+            "every arm "
+            "and the base on the held-out suite and compare them. Profile default: cpu 6e-4 (what moved the 270M's "
+            "LoRA in 30 updates), gpu 3e-6 (the paper's)."
         ),
     ] = None,
     steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
     max_minutes: Annotated[
         float | None,
         typer.Option(
-            help="Training-time budget: no step starts that would end past it (judged by the median step so far); the steps done are kept and saved."
+            help="Training-time budget: no step starts that would end past it (judged by the median step so far); the "
+            "steps done are kept and saved."
         ),
     ] = None,
     profile: Annotated[
         str,
         typer.Option(
-            help="cpu: embedded 270M, small groups, full-length negotiations, lr 6e-4; gpu: bf16, vLLM generation, lr 3e-6."
+            help="cpu: embedded 270M, small groups, full-length negotiations, lr 6e-4; gpu: bf16, vLLM generation, lr "
+            "3e-6."
         ),
     ] = "cpu",
     group_size: Annotated[
@@ -96,20 +104,26 @@ def train_command(
     scale_rewards: Annotated[
         str,
         typer.Option(
-            help="Divide GRPO advantages by the reward std of the whole step (batch), of each group (group: TRL's default) or not at all (none)."
+            help="Divide GRPO advantages by the reward std of the whole step (batch), of each group (group: TRL's "
+            "default)"
+            " or not at all (none)."
         ),
     ] = "batch",
     train_messages: Annotated[
         bool | None,
         typer.Option(
             "--train-messages/--no-train-messages",
-            help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer is not rule-based (rule buyers read only the terms, so message tokens are noise to them).",
+            help="Whether the loss reads the words of the seller's messages. Default: only when a training buyer "
+            "is not "
+            "rule-based (rule buyers read only the terms, so message tokens are noise to them).",
         ),
     ] = None,
     strategy: Annotated[
         str | None,
         typer.Option(
-            help="The seller that plays the rollouts: a strategy with its settings as in a seller spec (boulware?candidates=3, the default: the assisted seller, whose model learns which of three offers to pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms)."
+            help="The seller that plays the rollouts: a strategy with its settings as in a seller spec "
+            "(boulware?candidates=3, the default: the assisted seller, whose model learns which of three offers to "
+            "pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms)."
         ),
     ] = None,
     lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
@@ -159,6 +173,27 @@ def train_command(
     eval_limit: Annotated[
         int | None, typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")
     ] = None,
+    report_to: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Also report the step metrics (TRL's and the negotiations' own: score, deal rate ...) to tensorboard, "
+            "wandb or another of transformers' reporting integrations; repeat for several; all (every installed one) "
+            "or none. They always go to OUT/metrics.jsonl. Default: none."
+        ),
+    ] = None,
+    push_to_hub: Annotated[
+        bool,
+        typer.Option(
+            help="When the run ends, push the LoRA adapter, the run's records and a model card to the Hugging Face Hub "
+            "(HF_TOKEN or `hf auth login`; HF_ENDPOINT for another hub). Rerun a finished run's command with it to "
+            "push that run."
+        ),
+    ] = False,
+    hub_model_id: Annotated[
+        str | None,
+        typer.Option(help="Repository to push to, NAME or OWNER/NAME. Default: the output folder's name."),
+    ] = None,
+    hub_private_repo: Annotated[bool, typer.Option(help="Create the hub repository private.")] = False,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Train a seller with GRPO on whole negotiations against a training buyer pool.
@@ -176,6 +211,11 @@ def train_command(
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
     lrs: list[float | None] = _parse_lrs(lr) if lr is not None else [None]  # None: the profile's rate
+    if push_to_hub and len(lrs) > 1:
+        raise UsageError(
+            "--push-to-hub pushes one trained seller: after the sweep, rerun the command of the arm you choose "
+            "with --lr RATE --out OUT/lrRATE --push-to-hub"
+        )
     _check_out(out)
     if from_episodes is not None and not from_episodes.is_file():
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
@@ -206,6 +246,10 @@ def train_command(
         constrain=constrain,
         generation=generation,
         vllm_server_url=vllm_server_url,
+        report_to=list(dict.fromkeys(report_to)) if report_to else None,
+        push_to_hub=push_to_hub,
+        hub_model_id=hub_model_id,
+        hub_private_repo=hub_private_repo,
     )
     configs = [resolve(profile, out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options) for x in lrs]
 
@@ -217,6 +261,12 @@ def train_command(
         except KeyboardInterrupt:
             console.print(f"rerun the same command to resume {configs[0].out} from its last checkpoint")
             raise
+        except PushFailed as e:
+            console.print(
+                f"[bold red]push to the hub failed:[/] {e}. The run is saved in {configs[0].out}; "
+                "rerun the same command to push it (nothing is trained again)"
+            )
+            raise typer.Exit(1) from None
         _summary(manifest, configs[0].out)
         return
     from train.sweep import SweepFailed, sweep
@@ -237,8 +287,15 @@ def _summary(manifest: dict, out: Path) -> None:
         else f"{final:+.3f} (best {best:+.3f}, last-5 average {manifest.get('final_reward_avg5'):+.3f})"
     )
     console.print(
-        f"trained {manifest['steps']} steps of {manifest['base_model']} at lr {manifest['learning_rate']:g}; final reward {shown}\n"
+        f"trained {manifest['steps']} steps of {manifest['base_model']} at lr {manifest['learning_rate']:g}; "
+        f"final reward {shown}\n"
         f"adapter:      {out / 'adapter'}\nmerged model: {out / 'merged'}\nmanifest:     {out / 'manifest.json'}\n"
         f"reward curve: {out / 'reward_curve.png'}\n"
-        f"evaluate:     negotiator eval --seller local/{out} --suite heldout   (serves OUT/merged)"
+        + (f"reported to:  {', '.join(manifest['report_to'])}\n" if manifest.get("report_to") else "")
+        + (
+            f"pushed to:    {manifest['hub']['url']} (commit {manifest['hub']['commit'][:12]})\n"
+            if manifest.get("hub")
+            else ""
+        )
+        + f"evaluate:     negotiator eval --seller local/{out} --suite heldout   (serves OUT/merged)"
     )

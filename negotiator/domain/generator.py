@@ -6,6 +6,19 @@ is always opposed; the other issues carry different weights for each side and ar
 mostly opposed, sometimes aligned, so there is room to trade across issues (logrolling).
 Unless ``zopa=False`` is asked, every scenario has a zone of agreement: an outcome both
 sides prefer to walking away that also respects the seller's hard limits.
+
+The generator is versioned, and a version, once released, generates the same scenarios
+forever: evaluation suites pin the version they were built on (``evals/suites.py``), so
+their negotiations never change under them.
+
+* Version 1 (``generate``'s default, which every recorded result, suite and example so far
+  was drawn with): the price issue runs from 0.55x to 1.1x a list price with cents ($922.03
+  listed, up to $1,014 allowed): a seller could open, and close, above the sticker.
+* Version 2 (``version=2``; the ``quick@v2`` and ``heldout@v2`` suites, the example shop):
+  the list price is what a shop shows, on the price's own step ($922), and the price range
+  ends there (507..922): no offer above the sticker. Everything else is drawn from the same
+  random stream as version 1, so a version-2 scenario is its version-1 twin (product,
+  weights, option values, reservations, opener, rounds) with that price range.
 """
 
 from __future__ import annotations
@@ -20,6 +33,9 @@ from .scenario import HardLimits, Listing, Product, Scenario
 from .utility import LinearValue, Preferences, TableValue
 
 GENERATOR_VERSION = 1
+"""The version ``generate`` draws from unless asked for another (what recorded results were drawn with)."""
+GENERATOR_VERSIONS = (1, 2)
+"""Every released version, oldest first: the last is the newest."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +201,7 @@ def _weights(rng: random.Random, names: list[str], first: str, first_range: tupl
     rest = [n for n in names if n != first]
     raw = [rng.gammavariate(2.0, 1.0) for _ in rest]
     total = sum(raw)
-    weights = {first: w0, **{n: (1 - w0) * r / total for n, r in zip(rest, raw)}}
+    weights = {first: w0, **{n: (1 - w0) * r / total for n, r in zip(rest, raw, strict=True)}}
     # Round to keep scenarios readable, then put the rounding remainder on price.
     weights = {k: round(v, 4) for k, v in weights.items()}
     weights[first] = round(1.0 - sum(v for k, v in weights.items() if k != first), 4)
@@ -196,39 +212,57 @@ def _table(rng: random.Random, options: tuple, base: tuple[float, ...]) -> Table
     noisy = [min(1.0, max(0.0, b + rng.uniform(-0.1, 0.1))) for b in base]
     lo, hi = min(noisy), max(noisy)
     span = (hi - lo) or 1.0
-    return TableValue(values={str(o): round((v - lo) / span, 4) for o, v in zip(options, noisy)})
+    return TableValue(values={str(o): round((v - lo) / span, 4) for o, v in zip(options, noisy, strict=True)})
 
 
-def generate(seed: int, template: str | None = None, *, zopa: bool = True, max_rounds: int | None = None) -> Scenario:
-    """The scenario for ``seed`` (and ``template``; drawn from the seed when omitted)."""
+def generate(
+    seed: int,
+    template: str | None = None,
+    *,
+    zopa: bool = True,
+    max_rounds: int | None = None,
+    version: int = GENERATOR_VERSION,
+) -> Scenario:
+    """The scenario for ``seed`` (and ``template``; drawn from the seed when omitted), as generator
+    ``version`` draws it (see the module docstring for what each version changed)."""
+    if version not in GENERATOR_VERSIONS:
+        raise UsageError(
+            f"unknown scenario generator version {version!r}; choose one of {', '.join(map(str, GENERATOR_VERSIONS))}"
+        )
     if template is not None and template not in TEMPLATES:
         raise UsageError(f"unknown scenario template {template!r}; choose one of {', '.join(TEMPLATES)}")
+    # Every version draws version 1's random stream (the "v1" in these names), so versions differ
+    # only where their code does.
     if template is None:
-        template = random.Random(f"negotiator-template-v{GENERATOR_VERSION}-{seed}").choice(sorted(TEMPLATES))
+        template = random.Random(f"negotiator-template-v1-{seed}").choice(sorted(TEMPLATES))
     # Seeded by (seed, template) only, so generate(s) equals generate(s, its drawn template).
-    rng = random.Random(f"negotiator-scenario-v{GENERATOR_VERSION}-{seed}-{template}")
+    rng = random.Random(f"negotiator-scenario-v1-{seed}-{template}")
     t = TEMPLATES[template]
     product_name, description = rng.choice(t.products)
 
-    list_price = rng.uniform(*t.list_price)
+    drawn = rng.uniform(*t.list_price)
+    if version == 1:
+        list_price, high = round(drawn, 2), _snap(drawn * 1.1, t.price_step)
+    else:  # the sticker is on the price's own step, and no offer may ask more than it
+        list_price = high = _snap(drawn, t.price_step)
     price = NumericIssue(
         name=t.price_name,
-        low=_snap(list_price * 0.55, t.price_step),
-        high=_snap(list_price * 1.1, t.price_step),
+        low=_snap(drawn * 0.55, t.price_step),
+        high=high,
         step=t.price_step,
         unit=(f"{t.currency} {t.price_unit}").strip(),
     )
     issues: list = [price]
     s_vals: dict = {price.name: LinearValue(worst=price.low, best=price.high)}
     b_vals: dict = {price.name: LinearValue(worst=price.high, best=price.low)}
-    for spec in t.numeric:
-        iss = NumericIssue(name=spec.name, low=spec.low, high=spec.high, step=spec.step, unit=spec.unit)
+    for nspec in t.numeric:
+        iss = NumericIssue(name=nspec.name, low=nspec.low, high=nspec.high, step=nspec.step, unit=nspec.unit)
         issues.append(iss)
         s_vals[iss.name] = (
-            LinearValue(worst=iss.low, best=iss.high) if spec.seller_up else LinearValue(worst=iss.high, best=iss.low)
+            LinearValue(worst=iss.low, best=iss.high) if nspec.seller_up else LinearValue(worst=iss.high, best=iss.low)
         )
         b_vals[iss.name] = (
-            LinearValue(worst=iss.low, best=iss.high) if spec.buyer_up else LinearValue(worst=iss.high, best=iss.low)
+            LinearValue(worst=iss.low, best=iss.high) if nspec.buyer_up else LinearValue(worst=iss.high, best=iss.low)
         )
     for spec in t.discrete:
         issues.append(DiscreteIssue(name=spec.name, options=spec.options, ordered=spec.ordered, unit=spec.unit))
@@ -251,7 +285,7 @@ def generate(seed: int, template: str | None = None, *, zopa: bool = True, max_r
         return Scenario(
             id=scenario_id,
             template=t.name,
-            product=Product(name=product_name, description=description, list_price=round(list_price, 2)),
+            product=Product(name=product_name, description=description, list_price=list_price),
             currency=t.currency,
             issues=tuple(issues),
             seller=Preferences(weights=s_w, values=s_vals, reservation=round(rs, 4)),
@@ -296,6 +330,7 @@ def has_zopa(scenario: Scenario) -> bool:
 
 __all__ = [
     "GENERATOR_VERSION",
+    "GENERATOR_VERSIONS",
     "TEMPLATES",
     "example_listing",
     "generate",

@@ -128,8 +128,8 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
 
     @server.tool(
         description="Open a negotiation. Give listing_id (from list_listings); with the business's API key also "
-        "a full listing or seed (+ template, max_rounds). The answer is the state, with the seller's first offer "
-        "when the seller opens, and the negotiation's token (shown once)."
+        "a full listing or seed (+ template, max_rounds, generator). The answer is the state, with the seller's "
+        "first offer when the seller opens, and the negotiation's token (shown once)."
     )
     async def open_negotiation(
         ctx: Context,
@@ -141,6 +141,7 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
         max_rounds: Annotated[
             int | None, Field(ge=1, le=100, description=_desc(CreateNegotiation, "max_rounds"))
         ] = None,
+        generator: Annotated[int | None, Field(description=_desc(CreateNegotiation, "generator"))] = None,
         listing: Annotated[Listing | None, Field(description=_desc(CreateNegotiation, "listing"))] = None,
         limits: Annotated[HardLimits | None, Field(description=_desc(CreateNegotiation, "limits"))] = None,
     ) -> OpenedSession:
@@ -150,6 +151,7 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
                 seed=seed,
                 template=template,
                 max_rounds=max_rounds,
+                generator=generator,
                 listing=listing,
                 limits=limits,
             )
@@ -183,7 +185,8 @@ def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: boo
         )
 
     @server.tool(
-        description="Accept the seller's standing offer (state.seller_offer) as it stands: a deal, with a signed agreement record."
+        description="Accept the seller's standing offer (state.seller_offer) as it stands: a deal, with a signed "
+        "agreement record."
     )
     async def accept(
         ctx: Context, message: Message = "", negotiation_id: NegotiationId = None, expected_turn: ExpectedTurn = None

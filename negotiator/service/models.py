@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..domain.generator import generate
+from ..domain.generator import GENERATOR_VERSION, GENERATOR_VERSIONS, generate
 from ..domain.scenario import HardLimits, Listing
 
 
@@ -26,6 +26,11 @@ class CreateNegotiation(BaseModel):
     max_rounds: int | None = Field(
         None, ge=1, le=100, description="round limit for a generated listing (default: the template's own draw)"
     )
+    generator: int | None = Field(
+        None,
+        description=f"scenario generator version for a generated listing (default {GENERATOR_VERSION}; 2 ends the "
+        "price range at the list price a shop shows)",
+    )
     limits: HardLimits | None = Field(
         None, description="the business's hard limits for this negotiation, on top of the listing's"
     )
@@ -36,8 +41,15 @@ class CreateNegotiation(BaseModel):
             raise ValueError(
                 "give exactly one of 'listing_id' (the catalogue), 'listing', or 'seed' (with an optional 'template')"
             )
-        if (self.template is not None or self.max_rounds is not None) and self.seed is None:
-            raise ValueError("'template' and 'max_rounds' only go with 'seed'")
+        if (
+            self.template is not None or self.max_rounds is not None or self.generator is not None
+        ) and self.seed is None:
+            raise ValueError("'template', 'max_rounds' and 'generator' only go with 'seed'")
+        if self.generator is not None and self.generator not in GENERATOR_VERSIONS:
+            raise ValueError(
+                f"unknown scenario generator version {self.generator}; choose one of "
+                + ", ".join(map(str, GENERATOR_VERSIONS))
+            )
         return self
 
     def resolve(self, catalogue) -> tuple[Listing, HardLimits | None]:
@@ -48,7 +60,13 @@ class CreateNegotiation(BaseModel):
             return entry.listing, limits
         if self.listing is not None:
             return self.listing, self.limits
-        return generate(self.seed, self.template, max_rounds=self.max_rounds).listing(), self.limits  # type: ignore[arg-type]
+        generated = generate(
+            self.seed,  # type: ignore[arg-type]
+            self.template,
+            max_rounds=self.max_rounds,
+            version=self.generator or GENERATOR_VERSION,
+        )
+        return generated.listing(), self.limits
 
 
 ErrorCode = Literal[
