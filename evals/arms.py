@@ -124,6 +124,7 @@ def _paired(pairs: list[tuple[Episode, Episode]], a: str, b: str, seed: int) -> 
         [y.metrics.seller_score for _, y in pairs],
         [scenario_of(x) for x, _ in pairs],
         seed=seed,
+        bounds=(-1.0, 1.0),  # seller scores lie in [0, 1]
     )
     out = d.as_dict()
     out["verdict"] = f"{b} better" if d.low > 0 else f"{a} better" if d.high < 0 else "no detectable difference"

@@ -215,7 +215,10 @@ def breakdown_table(report: dict, key: str, title: str) -> Table:
 
 
 def comparisons_table(report: dict) -> Table:
-    t = Table(title="Paired differences in seller score on identical negotiations (95% CI, sign-flip p-value)")
+    t = Table(
+        title="Paired differences in seller score on identical negotiations (one sign-flip test by scenario: "
+        "its p-value, and its 95% CI; the CI excludes 0 exactly when p <= 0.05)"
+    )
     for col in ("B - A", "buyer", "n", "difference [95% CI]", "p", "verdict"):
         t.add_column(col, justify="right" if col in ("n", "p") else "left", no_wrap=col == "difference [95% CI]")
     for c in report["comparisons"]:
