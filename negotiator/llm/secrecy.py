@@ -278,7 +278,7 @@ def _joined(text: str, tokens: list[re.Match]) -> list[Reading]:
     def close() -> None:
         if len(chain) < 2:
             return
-        gaps = [text[a.end() : b.start()] for a, b in zip(chain, chain[1:])]
+        gaps = [text[a.end() : b.start()] for a, b in zip(chain, chain[1:], strict=False)]
         pieces = [t.group() for t in chain]
         values = {float("".join(pieces).replace(".", ""))}
         dots = [i for i, g in enumerate(gaps) if "." in g]
@@ -305,7 +305,7 @@ def _joined(text: str, tokens: list[re.Match]) -> list[Reading]:
             close()
             chain = [m]
     close()
-    for prev, m in zip(tokens, tokens[1:]):
+    for prev, m in zip(tokens, tokens[1:], strict=False):
         a, b, gap = prev.group(), m.group(), text[prev.end() : m.start()]
         if a.isdigit() and b.isdigit() and gap.strip() == "." and gap != ".":  # 29 . 25
             out.append(Reading(float(f"{a}.{b}"), "amount", float(f"{a}.{b}"), prev.start()))
@@ -419,7 +419,8 @@ class Secrecy:
                 continue
             if r.kind == "share" and not share_cue and self._price_context(text, r.start):
                 continue
-            own = own_amounts if r.kind == "amount" else own_percents
+            # a bare number read as a share ("contract months 12" beside "priority") is the offer's own term too
+            own = own_amounts if r.kind in ("amount", "bare") else own_percents
             if not framed and any(abs(r.written - v) <= 1e-9 * max(1.0, abs(v)) for v in own):
                 continue
             for s in self.secrets:
