@@ -218,3 +218,23 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path):
         f"interrupted: kept {kept} of 1152 negotiations in {out}; resume with `negotiator eval --resume {out}`" in err
     )
     assert "Traceback" not in err
+
+
+def test_the_eta_is_the_run_s_own_pace_and_waits_for_the_first_negotiation():
+    """On main 8aea479 the ETA jumped from 1 s to 2:33: rich's column divides by the last 30 s' speed, and
+    concurrent negotiations finish in waves. The run's own average does not jump with a wave."""
+    from rich.progress import Task, TaskID
+
+    from negotiator.cli.eval_cmd import StableETA
+
+    now = [100.0]
+    task = Task(TaskID(0), "quick", 24, 3, _get_time=lambda: now[0], fields={"done_before": 3})  # 3 resumed
+    task.start_time = 100.0
+    eta = StableETA()
+    now[0] = 141.0  # 41 s, nothing finished yet this run: no pace to go by
+    assert eta.render(task).plain == "ETA …"
+    task.completed = 3 + 8  # a wave of 8 after 41 s ...
+    assert eta.render(task).plain == "ETA 1:07"  # 41 s / 8 x the 13 left
+    now[0] = 142.0
+    task.completed = 3 + 9  # ... one more a second later: the estimate moves by seconds, not minutes
+    assert eta.render(task).plain == "ETA 0:56"  # 42 s / 9 x 12
