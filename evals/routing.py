@@ -101,7 +101,7 @@ def build_routes(
     Build it inside the event loop that will use it (its usage counters start a task there), and
     ``aclose`` it there at the end.
     """
-    from negotiator.models.litellm_model import litellm_module
+    from negotiator.models.litellm_model import LiteLLMModel, litellm_module
     from negotiator.models.resolve import resolve_model
 
     timeout = call_timeout or DEFAULT_CALL_TIMEOUT
@@ -110,6 +110,7 @@ def build_routes(
 
     def deploy(group: str, spec: str, base_url: str | None) -> None:
         model = resolve_model(spec, base_url=base_url, timeout=timeout)
+        assert isinstance(model, LiteLLMModel)  # routable(spec): a LiteLLM model string
         check_request_allowed(model.model, model.base_url)  # a fallback too: it would leave the machine
         params = {**model.endpoint(), "timeout": timeout}
         for key, limits in (("rpm", rate_limits), ("tpm", token_limits)):

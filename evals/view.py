@@ -104,7 +104,7 @@ class LiveReport:
         from .arms import load_arms
         from .report import build_report, write_report
 
-        runs = [r for r in runs_under(self.folder) if (r / "episodes.jsonl").is_file()]
+        runs: list[str | Path] = [r for r in runs_under(self.folder) if (r / "episodes.jsonl").is_file()]
         live = _LIVE % {"version": json.dumps(version), "poll": POLL_MS}
         if not runs:
             shown = escape(str(self.folder))

@@ -585,13 +585,12 @@ def eval_command(
         soft_wrap=True,  # paths and commands whole, to copy
     )
     errors = [r.error for r in rows if r.metrics is None]
+    first = errors[0] if errors else None
+    said = escape(first[1]) if first else ""
     if errors:
-        console.print(
-            f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): "
-            f"{errors[0][1] if errors[0] else ''}"
-        )
+        console.print(f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): {said}")
     if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
-        console.print(f"[bold red]every negotiation failed: {errors[0][1]}[/]")
+        console.print(f"[bold red]every negotiation failed: {said}[/]")
         raise typer.Exit(EXIT_UNREACHABLE)
 
 

@@ -42,7 +42,7 @@ def report_command(
     from evals.report import build_report, plots_available, print_report, write_report
     from evals.runs import find_runs, report_folder
 
-    runs = find_runs(run_dirs)
+    runs: list[str | Path] = [*find_runs(run_dirs)]
     arms = load_arms(runs)
     out_dir = output_folder(out or report_folder(run_dirs))
     empty = [a.name for a in arms if not a.episodes]
