@@ -135,6 +135,10 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
     comparisons = [c for c in report["comparisons"]]
     if comparisons:
         parts.append("<h2>Paired differences (B - A on identical negotiations)</h2>")
+        parts.append(
+            '<p class="note">p: a sign-flip test that flips whole scenarios; the 95% CI inverts the same test, '
+            "so it excludes 0 exactly when p &le; 0.05, and the verdict reads the CI.</p>"
+        )
         rows = []
         for c in comparisons:
             if not c["n"]:
