@@ -49,7 +49,7 @@ _LIVE = """
 
 _BANNER = (
     '<div class="live" style="position:sticky;top:0;background:#eef6ee;border-bottom:1px solid #cde3cd;'
-    'padding:.3rem .8rem;margin:-2rem -1rem 1rem;font-size:.85rem;z-index:5">live: %s; refreshes as episodes land</div>'
+    'padding:.3rem .8rem;margin:-2rem 0 1rem;font-size:.85rem;z-index:5">live: %s; refreshes as episodes land</div>'
 )
 
 _WAITING = """<!DOCTYPE html>
