@@ -165,7 +165,7 @@ class RunOptions:
             raise UsageError("--retries must be 0 or more")
         if self.call_retries < 0:
             raise UsageError("--call-retries must be 0 or more")
-        if self.call_timeout is not None and not self.call_timeout > 0:
+        if self.call_timeout is not None and not (math.isfinite(self.call_timeout) and self.call_timeout > 0):
             raise UsageError("--timeout must be a positive number of seconds")
         for flag, limits, what in (
             ("--rate-limit", self.rate_limits, "calls"),

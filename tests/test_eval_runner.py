@@ -194,6 +194,7 @@ def test_provider_of_a_spec():
         ({"rate_limits": {"openai": 0}}, "calls per minute"),
         ({"token_limits": {"openai": float("nan")}}, "tokens per minute"),
         ({"call_retries": -1}, "0 or more"),
+        ({"call_timeout": float("inf")}, "positive"),
     ],
 )
 async def test_bad_run_options(tmp_path, bad, message):
