@@ -60,6 +60,18 @@ async def test_shards_merge_into_one_arm_and_arms_are_compared_on_identical_nego
     assert report["warnings"] == []
 
 
+async def test_one_seller_twice_is_named_by_what_differs(tmp_path):
+    """Default run folders are long (time, suite, seller, buyers): an arm is named by what sets it apart."""
+    a = await run_arm(tmp_path / "a", "rule/boulware", buyers=["rule/conceder"])
+    b = await run_arm(tmp_path / "b", "rule/boulware", buyers=["rule/linear", "rule/conceder"])
+    c = await run_arm(tmp_path / "c", "rule/linear", buyers=["rule/conceder"])
+    assert [x.name for x in load_arms([a, b, c])] == [
+        "rule/boulware (vs rule/conceder)",
+        "rule/boulware (vs rule/linear+rule/conceder)",
+        "rule/linear",
+    ]
+
+
 async def test_identical_play_is_no_detectable_difference(tmp_path):
     a = await run_arm(tmp_path / "a", "rule/boulware?noise=0")
     b = await run_arm(tmp_path / "b", "rule/boulware?noise=0.0")  # two names, the same play
