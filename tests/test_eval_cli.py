@@ -155,8 +155,9 @@ def test_each_run_gets_its_own_folder_and_report_finds_the_runs_under_a_parent(t
     assert all(c["suite_name"] == "quick" and c["created"] for c in configs)
     assert sorted(len(c["buyers"]) for c in configs) == [2, 4, 4]
     assert f"run folder: runs/{names[0]}" in plain.stdout or f"run folder: runs/{names[1]}" in plain.stdout
-    # the parent of the runs: every run inside, the report beside them, none in the working directory
-    r = cli("report", "runs", cwd=tmp_path)
+    # the parent of the runs (runs/ by default): every run inside, the report beside them, none in the working
+    # directory
+    r = cli("report", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     report = json.loads((tmp_path / "runs" / "report" / "summary.json").read_text())
     assert len(report["arms"]) == 3 and not (tmp_path / "report").exists()
@@ -168,6 +169,8 @@ def test_each_run_gets_its_own_folder_and_report_finds_the_runs_under_a_parent(t
     (tmp_path / "empty").mkdir()
     r = cli("report", "empty", cwd=tmp_path)
     assert r.returncode == 2 and "no runs in empty" in r.stderr
+    r = cli("report", cwd=tmp_path / "empty")
+    assert r.returncode == 2 and "no runs/ folder here: run `negotiator eval` first" in r.stderr
     # --resume keeps working on a default folder
     r = cli("eval", "--resume", f"runs/{names[0]}", "--quiet", cwd=tmp_path)
     assert r.returncode == 0 and "negotiations already done" in r.stdout

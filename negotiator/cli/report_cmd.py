@@ -14,13 +14,13 @@ from .app import app, console, output_folder
 @app.command("report")
 def report_command(
     run_dirs: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
-            metavar="FOLDER...",
+            metavar="[FOLDER]...",
             help="Run folders written by `negotiator eval`, or folders above them (every run inside is read); "
-            "shards of one arm merge.",
+            "shards of one arm merge. Default: runs/ (or $NEGOTIATOR_RUNS_DIR).",
         ),
-    ],
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -40,8 +40,15 @@ def report_command(
     """
     from evals.arms import load_arms
     from evals.report import build_report, plots_available, print_report, write_report
-    from evals.runs import find_runs, report_folder
+    from evals.runs import find_runs, report_folder, runs_root
 
+    if not run_dirs:
+        run_dirs = [runs_root()]
+        if not run_dirs[0].is_dir():
+            raise UsageError(
+                f"no {run_dirs[0]}/ folder here: run `negotiator eval` first (it writes there), or pass the folder "
+                "that holds your runs"
+            )
     runs: list[str | Path] = [*find_runs(run_dirs)]
     arms = load_arms(runs)
     out_dir = output_folder(out or report_folder(run_dirs))
