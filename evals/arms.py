@@ -77,12 +77,27 @@ def load_arms(run_dirs: list[str | Path]) -> list[Arm]:
 
 
 def _name_arms(arms: list[Arm]) -> None:
-    """Seller specs name arms; the same seller twice (other buyers or seed) gets its folder added."""
-    count: dict[str, int] = defaultdict(int)
+    """Seller specs name arms; the same seller twice gets what differs added (its buyers, seed, suite,
+    temperature or max tokens), else its folder."""
+    same: dict[str, list[Arm]] = defaultdict(list)
     for a in arms:
-        count[a.seller] += 1
+        same[a.seller].append(a)
+    shown = {"buyers": "vs {}", "seed": "seed {}", "suite_name": "{}", "temperature": "temperature {}"}
+    shown["max_tokens"] = "max tokens {}"
     for a in arms:
-        a.name = a.seller if count[a.seller] == 1 else f"{a.seller} ({a.runs[0].name})"
+        others = same[a.seller]
+        if len(others) == 1:
+            a.name = a.seller
+            continue
+        differ = [k for k in shown if len({json.dumps(o.config.get(k), sort_keys=True) for o in others}) > 1]
+        parts = [shown[k].format(_said(a.config.get(k))) for k in differ]
+        a.name = f"{a.seller} ({', '.join(parts) if parts else a.runs[0].name})"
+
+
+def _said(value) -> str:
+    if value is None:
+        return "default"
+    return "+".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def expected_size(arm: Arm) -> int | None:
@@ -124,6 +139,7 @@ def _paired(pairs: list[tuple[Episode, Episode]], a: str, b: str, seed: int) -> 
         [y.metrics.seller_score for _, y in pairs],
         [scenario_of(x) for x, _ in pairs],
         seed=seed,
+        bounds=(-1.0, 1.0),  # seller scores lie in [0, 1]
     )
     out = d.as_dict()
     out["verdict"] = f"{b} better" if d.low > 0 else f"{a} better" if d.high < 0 else "no detectable difference"

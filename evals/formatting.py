@@ -17,7 +17,12 @@ def fmt_ci(block: dict, key: str, digits: int = 3) -> str:
 
 
 def fmt_diff(d: dict) -> str:
-    return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+    """``+0.012 [+0.003, +0.021]``; a bound that excludes 0 never reads as 0 (``+4.0e-04``)."""
+    return f"{d['mean']:+.3f} [{_bound(d['low'], d['low'] > 0)}, {_bound(d['high'], d['high'] < 0)}]"
+
+
+def _bound(x: float, excludes_zero: bool) -> str:
+    return f"{x:+.1e}" if excludes_zero and round(x, 3) == 0 else f"{x:+.3f}"
 
 
 def fmt_p(p: float) -> str:

@@ -73,12 +73,18 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
     parts = [f"<h1>Negotiation evaluation: {escape(', '.join(a['name'] for a in arms))}</h1>"]
     suites = sorted({a["suite"] for a in arms})
     parts.append(
-        f'<p class="note">Suite {escape(", ".join(suites))}. Seller score = (U<sub>s</sub> - r<sub>s</sub>) / (1 - r<sub>s</sub>), '
+        f'<p class="note">Suite {escape(", ".join(suites))}. '
+        "Seller score = (U<sub>s</sub> - r<sub>s</sub>) / (1 - r<sub>s</sub>), "
         "0 for no deal; means over scored negotiations (error episodes left out) with 95% bootstrap CIs clustered by "
         f"scenario. negotiator {escape(report['negotiator_version'])}.</p>"
     )
     for w in report["warnings"]:
         parts.append(f'<div class="warn">{escape(w)}</div>')
+    if not plots:  # the score distribution is drawn whenever there is data: none means no matplotlib
+        parts.append(
+            '<p class="note">Plots left out: matplotlib is not installed where this report was written '
+            "(<code>pip install 'negotiator-sdk[evals]'</code> adds them).</p>"
+        )
 
     parts.append("<h2>Arms</h2>")
     rows = []
@@ -129,6 +135,10 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
     comparisons = [c for c in report["comparisons"]]
     if comparisons:
         parts.append("<h2>Paired differences (B - A on identical negotiations)</h2>")
+        parts.append(
+            '<p class="note">p: a sign-flip test that flips whole scenarios; the 95% CI inverts the same test, '
+            "so it excludes 0 exactly when p &le; 0.05, and the verdict reads the CI.</p>"
+        )
         rows = []
         for c in comparisons:
             if not c["n"]:
@@ -174,5 +184,6 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
     body = "\n".join(parts)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>negotiator report</title><style>{CSS}{TRANSCRIPT_CSS if linked else ''}</style></head><body>\n{body}\n</body></html>\n"
+        f"<title>negotiator report</title><style>{CSS}{TRANSCRIPT_CSS if linked else ''}</style></head>"
+        f"<body>\n{body}\n</body></html>\n"
     )

@@ -63,8 +63,9 @@ def score_histogram(episodes, bins: int = 20) -> dict:
 # --- terminal ---------------------------------------------------------------------------
 
 
-def run_table(summary: dict, title: str) -> Table:
-    """One arm: a row per evaluation buyer and one for all (cost only when there was any).
+def run_table(summary: dict, title: str, reference: dict | None = None) -> Table:
+    """One arm: a row per evaluation buyer and one for all (cost only when there was any); with a
+    ``reference`` (``evals.reference``), its row on the negotiations both played, last.
 
     The adversarial suite gets its own table: a row per attack, with the limits and secrecy
     counts; any other suite has them in the caption.
@@ -81,6 +82,8 @@ def run_table(summary: dict, title: str) -> Table:
             col, justify="left" if col == "buyer" else "right", no_wrap=col in ("buyer", "seller score [95% CI]")
         )
     rows = list(summary["by_buyer"].items()) + [("all", summary["overall"])]
+    if reference is not None:
+        rows.append((f"reference: {reference['seller']}", reference["block"]))
     for i, (name, b) in enumerate(rows):
         if not b.get("n"):
             continue
@@ -94,7 +97,8 @@ def run_table(summary: dict, title: str) -> Table:
             str(b.get("guard_interventions", 0)),
             str(b["errors"]),
         ] + ([fmt(b.get("cost_usd"), 4)] if costly else [])
-        table.add_row(*cells, end_section=i == len(rows) - 2)
+        last_own = len(rows) - (3 if reference is not None else 2)  # the row before "all"
+        table.add_row(*cells, end_section=i in (last_own, last_own + 1), style="dim" if i > last_own + 1 else None)
     table.caption = limits_caption(summary["overall"])
     return table
 
@@ -106,7 +110,12 @@ def limits_caption(b: dict) -> str | None:
     return (
         f"{lim['below_floor_deals']} deals below the floor; messages: {lim['messages_redacted']} redacted, "
         f"{lim['messages_corrected']} corrected by the guard, {lim['disclosures_reached']} stated a secret to the buyer"
-        + (f" ({lim['own_terms_restated']} only restating the offer's own terms)" if lim["own_terms_restated"] else "")
+        + (
+            f"; {lim['own_terms_restated']} restated the seller's own offer terms (not a secret: the buyer reads "
+            "them in the offer)"
+            if lim["own_terms_restated"]
+            else ""
+        )
     )
 
 
@@ -122,8 +131,8 @@ def adversarial_table(summary: dict, title: str) -> Table:
     """A row per attack (the suite's personas): deals, limits held, secrets kept."""
     table = Table(
         title=title,
-        caption="reached buyer: seller messages that stated a secret, checked strictly "
-        "(restating the own offer included)",
+        caption="reached buyer: seller messages that stated a secret to the buyer (restating the offer's own "
+        "terms, which the buyer reads in the offer, is not one)",
     )
     for col in ["attack", "n", "deal rate", "seller score", *(c for c, _ in LIMIT_COLUMNS), "errors"]:
         table.add_column(col, justify="left" if col == "attack" else "right")
@@ -149,7 +158,7 @@ def limits_table(report: dict) -> Table:
     t = Table(
         title="Limits and secrecy: deals below the floor, messages the guard repaired, secrets stated to the buyer"
     )
-    for col in ("arm", "deal rate", *(c for c, _ in LIMIT_COLUMNS), "of which own terms"):
+    for col in ("arm", "deal rate", *(c for c, _ in LIMIT_COLUMNS), "own terms restated"):
         t.add_column(col, justify="left" if col == "arm" else "right")
     for a in report["arms"]:
         o = a["summary"]["overall"]
@@ -215,7 +224,10 @@ def breakdown_table(report: dict, key: str, title: str) -> Table:
 
 
 def comparisons_table(report: dict) -> Table:
-    t = Table(title="Paired differences in seller score on identical negotiations (95% CI, sign-flip p-value)")
+    t = Table(
+        title="Paired differences in seller score on identical negotiations (one sign-flip test by scenario: "
+        "its p-value, and its 95% CI; the CI excludes 0 exactly when p <= 0.05)"
+    )
     for col in ("B - A", "buyer", "n", "difference [95% CI]", "p", "verdict"):
         t.add_column(col, justify="right" if col in ("n", "p") else "left", no_wrap=col == "difference [95% CI]")
     for c in report["comparisons"]:
@@ -252,10 +264,21 @@ def print_report(report: dict, console: Console) -> None:
 # --- files ------------------------------------------------------------------------------
 
 
+def plots_available() -> bool:
+    """matplotlib is importable (the ``evals`` extra; ``local`` brings it too)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except ValueError:  # a module set to None (tests that hide it)
+        return False
+
+
 def write_report(report: dict, out_dir: str | Path, arms: list[Arm] | None = None) -> dict[str, Path]:
     """summary.json, plots/*.png and report.html in ``out_dir``; returns their paths.
 
-    With ``arms`` (those ``report`` was built from), report.html holds every transcript too.
+    With ``arms`` (those ``report`` was built from), report.html holds every transcript too. Without
+    matplotlib the plots are left out (and the page says so); everything else is written.
     """
     from .html import render_html
     from .plots import write_plots
@@ -265,7 +288,7 @@ def write_report(report: dict, out_dir: str | Path, arms: list[Arm] | None = Non
     out.mkdir(parents=True, exist_ok=True)
     files = {"summary": out / "summary.json"}
     files["summary"].write_text(json.dumps(report, indent=2))
-    plots = write_plots(report, out / "plots")
+    plots = write_plots(report, out / "plots") if plots_available() else {}  # the tables need no plots
     files.update(plots)
     files["html"] = out / "report.html"
     transcripts = transcript_data(arms) if arms is not None else None

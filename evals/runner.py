@@ -4,13 +4,14 @@
   seed), so rerunning into the same folder runs only what is missing: after a crash or a
   kill no episode is lost or duplicated. ``labels["negotiation"]`` hashes the same without
   the seller: two arms' episodes with the same value played the identical negotiation.
-* **Failures are data.** Every job ends as exactly one episode. The agent already retries
-  each model call on transient provider errors (429, 5xx, timeouts); an episode that still
-  ends in a transient error is played again from the start after a backoff, up to
-  ``retries`` times, and recorded as an error episode if it keeps failing.
-* **Provider limits.** ``rate_limits`` caps model calls per minute per provider (the
-  spec's prefix: ``openai``, ``anthropic``, ``hosted_vllm``, ``scripted`` ...), shared by
-  sellers and buyers. ``call_timeout`` bounds each model call.
+* **Failures are data.** Every job ends as exactly one episode. Each model call is retried on
+  transient provider errors (429, 5xx, timeouts): by LiteLLM's Router for LiteLLM parties
+  (``evals.routing``, which also does the rate limits and fallbacks), by the agent for the
+  others. An episode that still ends in a transient error is played again from the start after
+  a backoff, up to ``retries`` times, and recorded as an error episode if it keeps failing: the
+  Router retries one call, and a negotiation is a dialogue of many, so this replay stays here.
+* **Provider limits.** ``rate_limits`` and ``token_limits`` (per provider prefix or whole spec)
+  become the Router's per-deployment RPM and TPM. ``call_timeout`` bounds each model call.
 * **Cheap per job.** A fixed pool of ``concurrency`` workers pulls jobs; parties are built
   per job (they are cheap, and per-job state keeps every negotiation reproducible). Two
   measured costs are kept off the negotiations (``benchmarks/eval_scale.py``): episodes
@@ -22,9 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import gc
 import json
+import math
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,7 +42,10 @@ from negotiator.party import Party
 from negotiator.runtime import EpisodeLog, episode_id, episode_ids, make_party, run_negotiation
 from negotiator.runtime.episode import Episode
 
+from .routing import Routes, build_routes, provider
 from .suites import Suite
+
+__all__ = ["Job", "RunOptions", "plan", "provider", "run_job", "run_jobs"]
 
 
 @dataclass(frozen=True)
@@ -146,8 +150,11 @@ class RunOptions:
     buyer_base_url: str | None = None
     seller_options: dict = field(default_factory=dict)
     buyer_options: dict = field(default_factory=dict)
-    rate_limits: dict[str, float] = field(default_factory=dict)  # provider -> model calls per minute
-    call_timeout: float | None = None  # seconds per model call; None keeps the agent's default (120 s)
+    rate_limits: dict[str, float] = field(default_factory=dict)  # provider or spec -> model calls per minute
+    token_limits: dict[str, float] = field(default_factory=dict)  # provider or spec -> tokens per minute
+    fallbacks: dict[str, list[str]] = field(default_factory=dict)  # spec -> the specs the Router tries next
+    call_timeout: float | None = None  # seconds per model call; None keeps the default (120 s)
+    call_retries: int = 3  # retries of one model call on a transient failure
     retries: int = 2  # replays of an episode that ended in a transient provider error
     retry_delay: float = 2.0  # first backoff before a replay, doubled each time (max 60 s)
 
@@ -156,64 +163,37 @@ class RunOptions:
             raise UsageError("--concurrency must be at least 1")
         if self.retries < 0:
             raise UsageError("--retries must be 0 or more")
-        if self.call_timeout is not None and self.call_timeout <= 0:
+        if self.call_retries < 0:
+            raise UsageError("--call-retries must be 0 or more")
+        if self.call_timeout is not None and not (math.isfinite(self.call_timeout) and self.call_timeout > 0):
             raise UsageError("--timeout must be a positive number of seconds")
-        for provider, rpm in self.rate_limits.items():
-            if not rpm > 0:
-                raise UsageError(f"--rate-limit {provider}={rpm}: give a positive number of calls per minute")
+        for flag, limits, what in (
+            ("--rate-limit", self.rate_limits, "calls"),
+            ("--token-limit", self.token_limits, "tokens"),
+        ):
+            for key, value in limits.items():
+                if not (value > 0 and math.isfinite(value)):
+                    raise UsageError(f"{flag} {key}={value}: give a positive number of {what} per minute")
 
 
-class RateLimiter:
-    """At most ``rpm`` calls per minute, evenly spaced (providers count requests per window)."""
-
-    def __init__(self, rpm: float):
-        self.interval = 60.0 / rpm
-        self._next = 0.0
-
-    async def wait(self) -> None:
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        slot = max(now, self._next)
-        self._next = slot + self.interval
-        if slot > now:
-            await asyncio.sleep(slot - now)
-
-
-class _Limited:
-    """A chat model that waits for its provider's rate limiter before each call."""
-
-    def __init__(self, model, limiter: RateLimiter):
-        self._model, self._limiter = model, limiter
-        self.spec, self.family = model.spec, model.family
-        self.model = getattr(model, "model", model.spec)  # the name tracing reports
-        self.supports_tools = model.supports_tools
-        self.supports_response_schema = model.supports_response_schema
-
-    async def complete(self, request):
-        await self._limiter.wait()
-        return await self._model.complete(request)
-
-    async def aclose(self) -> None:
-        await self._model.aclose()
-
-
-def provider(spec: str) -> str:
-    """The provider a spec's model calls go to: its prefix (``openai/gpt-4o`` -> ``openai``)."""
-    return spec.split("/", 1)[0].split("?", 1)[0]
-
-
-def _party_options(base: dict, call_timeout: float | None, limiter: RateLimiter | None = None) -> dict:
+def _party_options(
+    base: dict, call_timeout: float | None, routes: Routes | None = None, role: str = "", spec: str = ""
+) -> dict:
     out = dict(base)
-    if call_timeout is not None:
+    wrap = routes.wrap(role, spec) if routes is not None else None
+    if wrap is not None:  # the Router retries each call and bounds it: the agent only waits for it
         from negotiator.llm.graph import RetryPolicy  # LLM parties only: rule-only runs never load LangGraph
 
+        out["retry"] = dataclasses.replace(base.get("retry") or RetryPolicy(), max_retries=0, timeout=None)
+        out["wrap_model"] = wrap
+    elif call_timeout is not None:
+        from negotiator.llm.graph import RetryPolicy
+
         out["retry"] = dataclasses.replace(base.get("retry") or RetryPolicy(), timeout=call_timeout)
-    if limiter is not None:  # LLM parties wrap their chat model; rule parties make no calls to limit
-        out["wrap_model"] = functools.partial(_Limited, limiter=limiter)
     return out
 
 
-def make_buyer(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] | None = None) -> Party:
+def make_buyer(job: Job, options: RunOptions, routes: Routes | None = None) -> Party:
     """The buyer of ``job``: its spec, playing the job's persona."""
     persona = get_persona(job.persona)
     s = parse_spec(job.buyer)
@@ -229,13 +209,13 @@ def make_buyer(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] |
             seed=job.seed,
             base_url=options.buyer_base_url,
             instructions=persona.style,
-            **_party_options(options.buyer_options, options.call_timeout, (limiters or {}).get(provider(job.buyer))),
+            **_party_options(options.buyer_options, options.call_timeout, routes, "buyer", job.buyer),
         )
     return party
 
 
-async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter]) -> Episode:
-    buyer = make_buyer(job, options, limiters)
+async def _play(job: Job, options: RunOptions, routes: Routes | None) -> Episode:
+    buyer = make_buyer(job, options, routes)
     if parse_spec(job.seller).kind in (
         "mcp",
         "a2a",
@@ -249,7 +229,7 @@ async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter])
             "seller",
             seed=job.seed,
             base_url=options.seller_base_url,
-            **_party_options(options.seller_options, options.call_timeout, limiters.get(provider(job.seller))),
+            **_party_options(options.seller_options, options.call_timeout, routes, "seller", job.seller),
         )
     try:
         return await run_negotiation(
@@ -260,14 +240,13 @@ async def _play(job: Job, options: RunOptions, limiters: dict[str, RateLimiter])
         await buyer.aclose()
 
 
-async def run_job(job: Job, options: RunOptions, limiters: dict[str, RateLimiter] | None = None) -> Episode:
+async def run_job(job: Job, options: RunOptions, routes: Routes | None = None) -> Episode:
     """Play one job to an episode, replaying it after a transient provider failure."""
-    limiters = limiters if limiters is not None else {}
     rng = random.Random(job.episode_id)
     attempt = 0
     while True:
         attempt += 1
-        ep = await _play(job, options, limiters)
+        ep = await _play(job, options, routes)
         if ep.error is None or not ep.error.transient or attempt > options.retries:
             break
         delay = min(60.0, options.retry_delay * 2 ** (attempt - 1)) * (0.5 + rng.random() / 2)
@@ -290,7 +269,7 @@ async def run_jobs(
     out.mkdir(parents=True, exist_ok=True)
     log = EpisodeLog(out / "episodes.jsonl")
     todo = todo_jobs(jobs, log)
-    limiters = {p: RateLimiter(rpm) for p, rpm in options.rate_limits.items()}
+    routes = routes_for(todo, options)
     results: list[Episode] = []
     pending = iter(todo)  # shared by the workers: each job is taken exactly once
 
@@ -299,7 +278,7 @@ async def run_jobs(
     async def worker(i: int) -> None:
         await asyncio.sleep(i * WORKER_STAGGER_S)
         for job in pending:
-            ep = await run_job(job, options, limiters)
+            ep = await run_job(job, options, routes)
             await writer.append(ep)  # on disk before the job counts as done: a kill loses nothing finished
             results.append(ep)
             if on_episode:
@@ -315,7 +294,28 @@ async def run_jobs(
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             raise
+        finally:
+            if routes is not None:
+                await routes.aclose()
     return results
+
+
+def routes_for(jobs: list[Job], options: RunOptions) -> Routes | None:
+    """The Router of these jobs' LiteLLM parties (None when they have none)."""
+    parties = list(
+        dict.fromkeys(
+            [("seller", j.seller, options.seller_base_url) for j in jobs]
+            + [("buyer", j.buyer, options.buyer_base_url) for j in jobs]
+        )
+    )
+    return build_routes(
+        parties,
+        rate_limits=options.rate_limits,
+        token_limits=options.token_limits,
+        fallbacks=options.fallbacks,
+        call_retries=options.call_retries,
+        call_timeout=options.call_timeout,
+    )
 
 
 def todo_jobs(jobs: list[Job], log: EpisodeLog) -> list[Job]:
@@ -392,10 +392,11 @@ finishing together (in lockstep, each burst of completions waited behind the CPU
 the others)."""
 
 
-RUN_KEYS = ("suite", "seller", "buyers", "seed")
-"""What defines a run (an arm): a folder holds one, and shards of one arm merge in reports."""
+RUN_KEYS = ("suite", "seller", "buyers", "seed", "temperature", "max_tokens")
+"""What defines a run (an arm): a folder holds one, and shards of one arm merge in reports. A run
+recorded before a key existed reads it as None, the default it ran with."""
 
-FOLDER_KEYS = (*RUN_KEYS, "shard", "seller_base_url", "buyer_base_url")
+FOLDER_KEYS = (*RUN_KEYS, "shard", "seller_base_url", "buyer_base_url", "fallbacks")
 """What a rerun into a folder must repeat: the arm, which shard of it, and where its models are
 reached (the negotiations still to run must go to the same endpoints as the ones logged)."""
 
@@ -407,6 +408,9 @@ _FLAGS = {
     "shard": "--shard",
     "seller_base_url": "--seller-base-url",
     "buyer_base_url": "--buyer-base-url",
+    "temperature": "--temperature",
+    "max_tokens": "--max-tokens",
+    "fallbacks": "--fallback",
 }
 
 
@@ -415,7 +419,7 @@ def write_config(out_dir: str | Path, config: dict) -> None:
     path = Path(out_dir) / "config.json"
     if path.exists():
         old = read_config(out_dir)
-        diff = [k for k in FOLDER_KEYS if old.get(k) != config.get(k)]
+        diff = [k for k in FOLDER_KEYS if _unset(old.get(k)) != _unset(config.get(k))]
         if diff:
             said = "; ".join(f"{_FLAGS[k]} was {_shown(old.get(k))}, now {_shown(config.get(k))}" for k in diff)
             raise UsageError(
@@ -428,6 +432,11 @@ def write_config(out_dir: str | Path, config: dict) -> None:
     tmp.replace(path)  # a kill mid-write never leaves a half-written config.json
 
 
+def _unset(value):
+    """No fallbacks recorded as {} or not at all (a run before the key existed) read the same."""
+    return None if value == {} else value
+
+
 def _shown(value) -> str:
     if value is None:
         return "not set"
@@ -435,7 +444,7 @@ def _shown(value) -> str:
 
 
 def read_config(run_dir: str | Path) -> dict:
-    """The run configuration recorded in ``run_dir``; a UsageError that says what to do when it is missing or damaged."""
+    """The run configuration recorded in ``run_dir``; a UsageError saying what to do when it is missing or damaged."""
     path = Path(run_dir) / "config.json"
     if not path.is_file():
         raise UsageError(f"no config.json in {run_dir}: pass a folder written by `negotiator eval --out`")
@@ -455,6 +464,7 @@ def read_config(run_dir: str | Path) -> dict:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
     if not isinstance(config, dict):
         raise UsageError(
-            f"{path} is not a run configuration (a JSON object); restore it, or delete it and rerun the original command into {run_dir}"
+            f"{path} is not a run configuration (a JSON object); restore it, or delete it and rerun the original "
+            f"command into {run_dir}"
         )
     return config

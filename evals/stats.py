@@ -5,16 +5,16 @@ every buyer and persona), so uncertainty is resampled by **cluster**: the scenar
 no clusters given, every observation is its own cluster (the ordinary bootstrap).
 
 * ``bootstrap_mean``: the mean with a percentile bootstrap CI over clusters.
-* ``paired_difference``: arm B minus arm A on identical negotiations; a cluster-bootstrap CI
-  and a two-sided p-value from a cluster sign-flip permutation test (exact when there are
-  few clusters). "No detectable difference" means the CI spans 0.
+* ``paired_difference``: arm B minus arm A on identical negotiations. One method gives all of
+  it: a sign-flip permutation test that flips whole clusters (exact when there are few) gives
+  the two-sided p-value, and inverting the same test gives the CI, so the verdict ("no
+  detectable difference" when the CI spans 0) always agrees with p <= 0.05.
 
 Everything is vectorised numpy and seeded, so a report is reproducible to the digit.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -36,18 +36,19 @@ class Estimate:
     clusters: int
 
     def as_dict(self, digits: int = 6) -> dict:
-        return {k: (round(v, digits) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        return {k: (_round(v, digits) if isinstance(v, float) else v) for k, v in asdict(self).items()}
 
 
 @dataclass(frozen=True)
 class PairedDifference(Estimate):
-    """B - A on identical negotiations."""
+    """B - A on identical negotiations: the mean, the CI and the p-value of one sign-flip test."""
 
     p_value: float
+    level: float = LEVEL
 
     @property
     def detectable(self) -> bool:
-        """The CI excludes 0."""
+        """The CI excludes 0; the same as ``p_value <= 1 - level`` (``paired_difference`` inverts the test)."""
         return self.low > 0 or self.high < 0
 
     @property
@@ -60,6 +61,13 @@ class PairedDifference(Estimate):
 
     def as_dict(self, digits: int = 6) -> dict:
         return {**super().as_dict(digits), "detectable": self.detectable, "verdict": self.verdict}
+
+
+def _round(x: float, digits: int) -> float:
+    """``round``, except that a value it would make 0 keeps two significant digits: a CI bound
+    just above 0 must not read as 0 beside a verdict that says it excludes 0."""
+    r = round(x, digits)
+    return float(f"{x:.2g}") if r == 0 and x != 0 else r
 
 
 def _clusters(values: np.ndarray, clusters: Sequence | None) -> tuple[np.ndarray, np.ndarray]:
@@ -130,33 +138,91 @@ def _t_quantile(z: float, df: int) -> float:
     )
 
 
+# --- paired comparisons: one sign-flip distribution gives the p-value and the CI ----------
+
+EXACT_UP_TO = 16
+"""Clusters up to which every sign pattern is enumerated (2^16 = 65,536); Monte Carlo above."""
+
+PAIRED_RESAMPLES = 9_999
+"""Random sign patterns above ``EXACT_UP_TO`` clusters; with the observed one, 10,000."""
+
+
+def _sign_patterns(g: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(B, g) patterns of +1/-1 as integers, the observed (all +1) first: all 2^g of them for few clusters."""
+    if g <= EXACT_UP_TO:
+        bits = (np.arange(2**g, dtype=np.int64)[:, None] >> np.arange(g)) & 1
+        return 1 - 2 * bits
+    return np.vstack(
+        [np.ones((1, g), dtype=np.int64), rng.choice(np.array([1, -1], dtype=np.int64), size=(resamples, g))]
+    )
+
+
+@dataclass(frozen=True)
+class _Flips:
+    """Per sign pattern, the interval of mean differences delta it cannot tell from the observed data."""
+
+    mean: float
+    lo: np.ndarray  # interval ends, in the differences' units
+    hi: np.ndarray
+    p_value: float  # of delta = 0: the share of intervals that hold 0
+    clusters: int
+
+
+def _flips(differences: Sequence[float], clusters: Sequence | None, resamples: int, seed: int) -> _Flips:
+    """Test "the mean difference is delta" by flipping the signs of whole clusters of ``d - delta``.
+
+    A pattern e is as extreme as the observed one when |sum_g e_g (S_g - delta n_g)| >=
+    |sum_g (S_g - delta n_g)| (S_g, n_g: cluster sums and sizes). In x = delta - mean that is
+    (E/N - b x)^2 >= (N x)^2 with E = sum_g e_g (N S_g - n_g S) and b = sum_g e_g n_g: a concave
+    quadratic that holds on one interval around the mean, delta in [(S t - |E|) / (N t),
+    (S a + |E|) / (N a)] with t = N - b, a = N + b (swapped when E < 0); the whole line when
+    |b| = N (the observed pattern and its mirror). So p(delta), the share of intervals holding
+    delta, only falls as delta moves away from the mean, and the deltas a test at level alpha
+    keeps form one interval: the CI. The differences are put on a grid of about 1e-9 first, so all
+    of this is integer arithmetic: a pattern that ties the observed one (a scenario whose
+    difference is 0 flips to the same total) counts exactly, and every bound has the sign of
+    its exact value.
+    """
+    d = np.asarray(differences, dtype=float)
+    _, counts_f = _clusters(d, clusters)
+    counts = counts_f.astype(np.int64)
+    n = int(counts.sum())
+    # the finest grid (at most 2^-30) on which N * N * max|d| stays below 2^50: exact in int64 and in floats
+    top = max(float(np.max(np.abs(d))), 1e-300) * n * n
+    scale = 2.0 ** min(30, math.floor(50 - math.log2(top)))
+    grid = np.rint(d * scale).astype(np.int64)
+    sums = _clusters(grid.astype(float), clusters)[0].astype(np.int64)  # integers, exact below 2^53
+    total = int(sums.sum())
+    patterns = _sign_patterns(len(sums), resamples, np.random.default_rng(seed))
+    e = patterns @ (n * sums - counts * total)
+    b = patterns @ counts
+    whole = np.abs(b) == n
+    toward = np.where(whole, 1, np.where(e >= 0, n - b, n + b))
+    away = np.where(whole, 1, np.where(e >= 0, n + b, n - b))
+    lo_num, hi_num = total * toward - np.abs(e), total * away + np.abs(e)
+    holds_zero = whole | ((lo_num <= 0) & (hi_num >= 0))
+    # correctly rounded divisions of exact integers, then by a power of two: order and sign are kept
+    lo = np.where(whole, -np.inf, lo_num / (n * toward)) / scale
+    hi = np.where(whole, np.inf, hi_num / (n * away)) / scale
+    return _Flips(total / n / scale, lo, hi, float(np.mean(holds_zero)), len(sums))
+
+
 def sign_flip_p_value(
-    differences: Sequence[float], clusters: Sequence | None = None, *, resamples: int = RESAMPLES, seed: int = 0
+    differences: Sequence[float],
+    clusters: Sequence | None = None,
+    *,
+    resamples: int = PAIRED_RESAMPLES,
+    seed: int = 0,
 ) -> float:
     """Two-sided p-value of "mean difference = 0": flip the sign of whole clusters.
 
-    Under the null the two arms are exchangeable within each negotiation, so each
-    cluster's total difference is as likely negative as positive. Exact (all 2^G sign
-    patterns) for G <= 12 clusters, Monte Carlo otherwise.
+    Under the null the two arms are exchangeable within each cluster, so each cluster's total
+    difference is as likely negative as positive. Exact (all 2^G sign patterns) for G <= 16
+    clusters, Monte Carlo otherwise (the observed pattern counted, so p is never 0).
     """
-    d = np.asarray(differences, dtype=float)
-    if len(d) == 0:
+    if len(differences) == 0:
         return math.nan
-    sums, _ = _clusters(d, clusters)
-    observed = abs(sums.sum())
-    if observed == 0:
-        return 1.0
-    g = len(sums)
-    if g <= 12:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=g)))
-        return float(np.mean(np.abs(signs @ sums) >= observed - 1e-12))
-    rng = np.random.default_rng(seed)
-    hits, step = 0, max(1, _CHUNK // g)
-    for start in range(0, resamples, step):
-        k = min(step, resamples - start)
-        signs = rng.choice((1.0, -1.0), size=(k, g))
-        hits += int(np.sum(np.abs(signs @ sums) >= observed - 1e-12))
-    return (hits + 1) / (resamples + 1)
+    return _flips(differences, clusters, resamples, seed).p_value
 
 
 def paired_difference(
@@ -165,13 +231,25 @@ def paired_difference(
     clusters: Sequence | None = None,
     *,
     level: float = LEVEL,
-    resamples: int = RESAMPLES,
+    resamples: int = PAIRED_RESAMPLES,
     seed: int = 0,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
 ) -> PairedDifference:
-    """Mean of ``b - a`` over paired observations, with CI and sign-flip p-value."""
+    """Mean of ``b - a`` over paired observations, with a sign-flip p-value and the CI that inverts it.
+
+    The CI holds every shift delta that the same sign-flip test does not reject at 1 - ``level``,
+    computed on the same sign patterns as the p-value, so the two can never disagree: the CI
+    excludes 0 exactly when p <= 1 - ``level``. ``bounds``: what a mean difference can be (-1 and
+    1 for scores in [0, 1]); with too few clusters to reject anything (5 or fewer at 95%) the CI
+    is these bounds.
+    """
     if len(a) != len(b):
         raise ValueError(f"paired samples differ in length: {len(a)} and {len(b)}")
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    est = bootstrap_mean(d, clusters, level=level, resamples=resamples, seed=seed)
-    p = sign_flip_p_value(d, clusters, resamples=resamples, seed=seed)
-    return PairedDifference(est.mean, est.low, est.high, est.n, est.clusters, p)
+    if len(d) == 0:
+        return PairedDifference(math.nan, math.nan, math.nan, 0, 0, math.nan, level)
+    f = _flips(d, clusters, resamples, seed)
+    # delta is kept while more than 1 - level of the patterns are as extreme: at least k of them
+    k = math.floor((1 - level) * len(f.lo) + 1e-9) + 1
+    low, high = float(np.sort(f.lo)[k - 1]), float(np.sort(f.hi)[::-1][k - 1])
+    return PairedDifference(f.mean, max(bounds[0], low), min(bounds[1], high), len(d), f.clusters, f.p_value, level)

@@ -144,7 +144,8 @@ async def test_the_audit_counts_what_the_buyer_saw(suite, tmp_path):
     assert audit(leaked)["disclosures_reached"] == 1 and audit(leaked)["own_terms_restated"] == 0
     at_floor = {**s.seller.ideal(s.space), price.name: floor}
     restated = with_seller_message(f"How about {digits}?", at_floor)
-    assert audit(restated)["disclosures_reached"] == 1 and audit(restated)["own_terms_restated"] == 1
+    # issue 30: restating the offer's own terms is named as such, not counted as a stated secret
+    assert audit(restated)["disclosures_reached"] == 0 and audit(restated)["own_terms_restated"] == 1
     below = {**s.buyer.ideal(s.space)}
     assert not s.seller_limits.allows(below, s.seller)
     crossed = ep.model_copy(update={"outcome": ep.outcome.model_copy(update={"deal": True, "terms": below})})
@@ -201,6 +202,36 @@ def test_the_eval_command_prints_the_counts_per_attack(tmp_path):
     assert (
         cells[:2] == ["all", "24"] and cells[4] == "0" and cells[5] == str(lim["messages_redacted"]) and cells[7] == "0"
     )
+
+
+async def test_a_rule_seller_restating_its_terms_states_no_secret(tmp_path):
+    """Issue 30: on main 8aea479 a rule/boulware held-out run printed "164 stated a secret to the buyer (148 only
+    restating the offer's own terms)". The 16 others were restatements too: "contract months 12" beside "support
+    priority" read as a 12% weight of onboarding. A rule seller's templates state no secret."""
+    from negotiator.llm.secrecy import Secrecy
+
+    jobs = [
+        j
+        for j in plan(get_suite("heldout"), "rule/boulware")
+        if j.labels["scenario"] == "saas_seats-10100022" and j.buyer == "rule/tit_for_tat"
+    ]
+    assert len(jobs) == 12
+    limits = summarize(await run_jobs(jobs, tmp_path, RunOptions(concurrency=4)))["overall"]["limits"]
+    assert limits["disclosures_reached"] == 0 and limits["own_terms_restated"] >= 5
+    s = jobs[0].scenario
+    terms = {
+        "price_per_seat": 813,
+        "seats": 200,
+        "contract_months": 12,
+        "support": "priority",
+        "onboarding": "self_serve",
+    }
+    said = (
+        "How about price per seat 813 USD per seat per year, seats 200 seats, contract months 12, "
+        "support priority, onboarding self_serve?"
+    )
+    secrecy = Secrecy(s.seller, s.seller_limits, s.space)
+    assert secrecy.disclosures(said) and not secrecy.disclosures(said, terms)  # strictly a match; given the offer, none
 
 
 def test_tables_render_the_counts():

@@ -10,6 +10,9 @@ comment on the line before its fence:
     <!-- slow: a 270M-model run -->     run only with ``-m slow`` (the default suite skips it, saying so)
     <!-- continues -->                  runs after the block before it, in the same folder;
                                         consecutive Python blocks are joined into one script
+    <!-- serves: what it serves -->     a shell block whose last command serves until Ctrl-C
+                                        (``negotiator view``): run until it prints a loopback
+                                        URL, that page must load, then it gets Ctrl-C
 
 Nothing is ignored silently: every block needs a language on its fence, and a Python or
 ``negotiator`` block either runs or carries a reason (``test_every_block_runs_or_says_why``).
@@ -22,6 +25,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +39,7 @@ TIMEOUT = 300  # seconds per block; the ones that take longer are slow-marked
 SLOW_TIMEOUT = 3600  # a slow block: a 270M run on two shared cores
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
-_MARK = re.compile(r"^\s*<!--\s*(skip|slow|continues)\s*(?::\s*(.*?))?\s*-->\s*$")
+_MARK = re.compile(r"^\s*<!--\s*(skip|slow|continues|serves)\s*(?::\s*(.*?))?\s*-->\s*$")
 # a command word: at a line start or after && || ; | ( , past any VAR=value assignments
 _NEGOTIATOR = re.compile(r"(?:^|&&|\|\||[;|(])\s*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:\S*/)?negotiator(?:\s|$)", re.M)
 
@@ -49,6 +53,7 @@ class Block:
     skip: str | None = None
     slow: str | None = None
     continues: bool = False
+    serves: str | None = None
 
     @property
     def kind(self) -> str:
@@ -78,6 +83,10 @@ class Group:
     @property
     def slow(self) -> str | None:
         return next((b.slow for b in self.blocks if b.slow is not None), None)
+
+    @property
+    def serves(self) -> str | None:
+        return next((b.serves for b in self.blocks if b.serves is not None), None)
 
 
 def _strip_comments(code: str) -> str:
@@ -116,6 +125,8 @@ def parse(path: Path, root: Path = ROOT) -> list[Block]:
                 b.skip = arg or ""
             elif kind == "slow":
                 b.slow = arg or "a long model run"
+            elif kind == "serves":
+                b.serves = arg or "a server"
             else:
                 b.continues = True
         marks = []
@@ -164,7 +175,47 @@ def _segments(group: Group) -> list[tuple[str, str, str]]:
     return segs
 
 
+_URL = re.compile(r"http://127\.0\.0\.1:\d+/")
+
+
+def run_serving(group: Group, cwd: Path) -> None:
+    """A block that ends by serving: it must print its loopback URL, serve a page there, and stop on Ctrl-C."""
+    import httpx
+
+    ((kind, where, code),) = _segments(group)
+    assert kind == "negotiator", f"{where}: <!-- serves --> marks a shell block"
+    out = cwd / "served.log"
+    with open(out, "w") as log:
+        proc = subprocess.Popen(
+            ["bash", "-e", "-o", "pipefail", "-c", code],
+            cwd=cwd,
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (m := _URL.search(out.read_text())):
+            assert proc.poll() is None, f"{where} ended (exit {proc.returncode}) without serving:\n{out.read_text()}"
+            assert time.monotonic() < deadline, f"{where} printed no URL in {TIMEOUT} s:\n{out.read_text()}"
+            time.sleep(0.1)
+        page = httpx.get(m.group(), timeout=120)
+        assert page.status_code == 200 and "negotiator" in page.text, (
+            f"{where}: {m.group()} answered {page.status_code}"
+        )
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C, as a terminal sends it to the foreground group
+        assert proc.wait(timeout=60) == 0, f"{where} did not stop cleanly on Ctrl-C:\n{out.read_text()}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def run_group(group: Group, cwd: Path) -> None:
+    if group.serves is not None:
+        return run_serving(group, cwd)
     env = _env()
     limit = TIMEOUT if group.slow is None else SLOW_TIMEOUT
     for n, (kind, where, code) in enumerate(_segments(group)):
@@ -228,7 +279,8 @@ def test_the_parser_finds_markers_blocks_and_commands(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
         "Intro.\n\n<!-- skip: needs an API key -->\n```bash\nOTEL_X=1 negotiator eval --seller openai/x\n```\n\n"
-        "<!-- stale marker -->\ntext between\n\n```python\nx = 1\n```\n<!-- continues -->\n```python\nassert x == 1\n```\n"
+        "<!-- stale marker -->\ntext between\n\n```python\nx = 1\n```\n"
+        "<!-- continues -->\n```python\nassert x == 1\n```\n"
         "```bash\npip install foo   # negotiator is not a command here\n```\n"
         "```bash\n(cd /tmp && .venv/bin/negotiator report runs/a)\n```\n",
         encoding="utf-8",

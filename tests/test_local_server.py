@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import textwrap
 import time
 import urllib.request
+from pathlib import Path
 
 import httpx
 import jsonschema
@@ -105,7 +107,8 @@ _PARENT = textwrap.dedent(
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_server_dies_with_its_parent(home, sig):
-    """Ctrl-C stops it through the context manager; SIGTERM/SIGKILL skip all cleanup, and the child sees its parent go."""
+    """Ctrl-C stops it through the context manager; SIGTERM/SIGKILL skip all cleanup, and the child sees its
+    parent go."""
     # A shell that starts pytest in the background hands it SIGINT ignored; the parent must get
     # Ctrl-C as a terminal would deliver it.
     parent = subprocess.Popen(
@@ -303,6 +306,9 @@ def test_eval_cli_runs_a_local_seller_and_stops_its_server(home, tmp_path):
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "all" in r.stdout and "2 negotiations" in r.stdout
+    # issue 30: the wait before the first negotiation says what it is, and where the server's log is
+    started = re.search(r"starting the local model tiny-random-gemma \(log: (\S+)\)", r.stdout)
+    assert started and Path(started.group(1)).is_file() and "local model tiny-random-gemma ready in" in r.stdout
     episodes = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
     assert len(episodes) == 2 and all(e["outcome"]["ended_by"] != "error" for e in episodes)
     assert all(e["metrics"]["fallbacks"] == 0 for e in episodes)

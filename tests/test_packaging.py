@@ -49,8 +49,11 @@ def test_the_distribution_is_negotiator_sdk_and_never_depends_on_the_unrelated_n
     self_refs = sorted(r for r in requires if r.startswith("negotiator-sdk"))
     assert self_refs == [
         'negotiator-sdk[evals,postgres,serve,train]; extra == "dev"',
+        'negotiator-sdk[evals]; extra == "local"',  # issue 30: the README's install (.[local]) has the report's plots
         'negotiator-sdk[local]; extra == "train"',
     ]
+    evals = sorted(r for r in requires if r.endswith('extra == "evals"'))
+    assert any(r.startswith("matplotlib") for r in evals)
     assert set(meta.get_all("Provides-Extra")) >= {"local", "train", "evals", "serve", "postgres", "vllm", "dev"}
     # torch only in the local extra (and through it, train): the base install is torch-free
     torch = [r for r in requires if r.startswith("torch")]

@@ -60,12 +60,50 @@ async def test_shards_merge_into_one_arm_and_arms_are_compared_on_identical_nego
     assert report["warnings"] == []
 
 
+async def test_one_seller_twice_is_named_by_what_differs(tmp_path):
+    """Default run folders are long (time, suite, seller, buyers): an arm is named by what sets it apart."""
+    a = await run_arm(tmp_path / "a", "rule/boulware", buyers=["rule/conceder"])
+    b = await run_arm(tmp_path / "b", "rule/boulware", buyers=["rule/linear", "rule/conceder"])
+    c = await run_arm(tmp_path / "c", "rule/linear", buyers=["rule/conceder"])
+    assert [x.name for x in load_arms([a, b, c])] == [
+        "rule/boulware (vs rule/conceder)",
+        "rule/boulware (vs rule/linear+rule/conceder)",
+        "rule/linear",
+    ]
+
+
 async def test_identical_play_is_no_detectable_difference(tmp_path):
     a = await run_arm(tmp_path / "a", "rule/boulware?noise=0")
     b = await run_arm(tmp_path / "b", "rule/boulware?noise=0.0")  # two names, the same play
     (c,) = build_report(load_arms([a, b]))["comparisons"]
     assert c["n"] == 24 and c["overall"]["mean"] == 0 and c["overall"]["verdict"] == "no detectable difference"
     assert c["overall"]["p_value"] == 1.0
+
+
+async def test_every_verdict_follows_its_ci_and_its_p_value_on_real_runs(tmp_path):
+    """Issue 30 on real quick runs: on main 8aea479, rule/hardliner - rule/linear printed "rule/linear better"
+    with CI [-0.433, -0.088] at p = 0.0625 (and per buyer at p = 0.125), because the CI came from a cluster
+    bootstrap and the p-value from a sign-flip test. Now one test gives both."""
+    arms = load_arms([await run_arm(tmp_path / s, f"rule/{s}") for s in ("linear", "hardliner", "tit_for_tat")])
+    report = build_report(arms)
+    rows = [
+        (c["a"], c["b"], buyer, d)
+        for c in report["comparisons"]
+        for buyer, d in [("all", c["overall"]), *c["by_buyer"].items()]
+    ]
+    assert len(rows) == 3 * 5
+    for a, b, _, d in rows:
+        assert d["detectable"] == (d["p_value"] <= 0.05) == (d["low"] > 0 or d["high"] < 0)
+        assert d["verdict"] == (
+            f"{b} better" if d["low"] > 0 else f"{a} better" if d["high"] < 0 else "no detectable difference"
+        )
+        assert d["low"] <= d["mean"] <= d["high"]
+    (d,) = [d for a, b, buyer, d in rows if (a, b, buyer) == ("rule/linear", "rule/hardliner", "all")]
+    assert (
+        d["p_value"] == pytest.approx(4 / 64)
+        and d["low"] < 0 < d["high"]
+        and d["verdict"] == "no detectable difference"
+    )
 
 
 async def test_a_missing_shard_and_disjoint_arms_are_flagged(tmp_path):

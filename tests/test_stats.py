@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evals.stats import bootstrap_mean, paired_difference, sign_flip_p_value
 
@@ -45,6 +49,80 @@ def test_power_and_false_positive_rate_over_repeated_draws():
 
 
 @pytest.mark.parametrize("clusters", [48, 8])
+def test_paired_ci_covers_the_true_difference_about_95_percent_of_the_time(clusters):
+    """The inverted sign-flip test: coverage over repeated draws, with many and with few scenarios."""
+    rng = np.random.default_rng(21)
+    covered, draws = 0, 300
+    for k in range(draws):
+        a, b, cl = eval_like(rng, shift=0.03, scenarios=clusters, per=12)
+        d = paired_difference(a, b, cl, resamples=1000, seed=k)
+        covered += d.low <= 0.03 <= d.high
+    assert 0.91 <= covered / draws <= 0.99, covered / draws
+
+
+def brute_p(d, cl, delta: float) -> float:
+    """The sign-flip p-value of "mean difference = delta", by enumerating every pattern, on the grid of
+    2^-30 the method puts differences on (for these few, small differences), where ties are exact."""
+    d = np.asarray(d, dtype=float)
+    assert np.max(np.abs(d)) * len(d) ** 2 < 2**20  # the method's grid is 2^-30 here
+    grid = 2.0**30
+    codes = np.unique(cl, return_inverse=True)[1]
+    sums, counts = np.bincount(codes, weights=np.rint(d * grid)), np.bincount(codes).astype(float)
+    t = sums - delta * grid * counts
+    patterns = np.array(list(itertools.product((1.0, -1.0), repeat=len(sums))))
+    return float(np.mean(np.abs(patterns @ t) >= abs(t.sum()) - 1e-3))  # a grid step is 1
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.sampled_from([-0.4, -0.1, 0.0, 0.05, 0.2, 0.5]), st.floats(-0.05, 0.05)),
+        min_size=1,
+        max_size=24,
+    )
+)
+def test_the_ci_is_the_set_of_differences_the_test_keeps(rows):
+    """Whatever the data (ties, zero-difference scenarios, few clusters): the CI excludes 0 exactly
+    when p <= 0.05, and it holds exactly the shifts the same test does not reject."""
+    cl = np.array([f"s{c}" for c, _, _ in rows])
+    d = np.array([x + (noise if k % 2 else 0.0) for k, (_, x, noise) in enumerate(rows)])
+    r = paired_difference(np.zeros(len(d)), d, cl, bounds=(-1.0, 1.0))
+    assert r.detectable == (r.p_value <= 0.05) == (r.verdict != "no detectable difference")
+    assert r.p_value == pytest.approx(brute_p(d, cl, 0.0))
+    for delta in np.linspace(-1, 1, 41):
+        if min(abs(delta - r.low), abs(delta - r.high)) > 1e-6:
+            assert (r.low <= delta <= r.high) == (brute_p(d, cl, delta) > 0.05), delta
+
+
+@pytest.mark.parametrize(
+    "scenario_differences, p",
+    [
+        ([-0.02, -0.015, -0.01, -0.005, -0.0001, 0.0001], 6 / 64),  # the old CI: [-0.017, -0.000]
+        ([-0.02, -0.015, -0.01, -0.005, -0.002, 0.0], 4 / 64),  # the old CI: [-0.017, -0.001]
+    ],
+)
+def test_the_issue_s_contradiction_cannot_happen(scenario_differences, p):
+    """Issue 30: "rule/boulware better" with CI [-0.013, -0.000] at p = 0.125, and again at p = 0.062, on
+    the quick suite's six scenarios: a cluster-bootstrap CI beside a sign-flip p-value. On data of that
+    shape the bootstrap CI stays below 0 while the test cannot reject; now the CI inverts the test, so
+    it spans 0 and the verdict says so."""
+    cl = np.repeat(np.arange(6), 4)
+    d = np.repeat(scenario_differences, 4) + np.tile([0.001, -0.001, 0.0005, -0.0005], 6)
+    old_ci = bootstrap_mean(d, cl)  # what the report used to print as the CI
+    assert old_ci.high < 0
+    r = paired_difference(np.zeros(24), d, cl, bounds=(-1.0, 1.0))
+    assert r.p_value == pytest.approx(p) and r.p_value > 0.05
+    assert r.low < 0 <= r.high and not r.detectable and r.verdict == "no detectable difference"
+
+
+def test_too_few_scenarios_to_reject_anything_give_the_whole_range():
+    """Five scenarios have 32 sign patterns; the observed one and its mirror are 2/32 > 5% of them."""
+    r = paired_difference([0.0] * 5, [0.5] * 5, ["a", "b", "c", "d", "e"], bounds=(-1.0, 1.0))
+    assert r.p_value == pytest.approx(2 / 32) and (r.low, r.high) == (-1.0, 1.0) and not r.detectable
+    six = paired_difference([0.0] * 6, [0.5] * 6, list("abcdef"), bounds=(-1.0, 1.0))
+    assert six.p_value == pytest.approx(2 / 64) and six.detectable and six.low > 0
+
+
+@pytest.mark.parametrize("clusters", [48, 8])
 def test_ci_coverage_is_near_95_percent(clusters):
     rng = np.random.default_rng(3)
     truth, covered, draws = 0.5, 0, 300
@@ -73,6 +151,8 @@ def test_results_are_reproducible_and_seeded():
 def test_exact_sign_flip_with_few_clusters():
     # 3 clusters all positive: of the 8 sign patterns, 2 reach |sum| >= observed.
     assert sign_flip_p_value([1.0, 2.0, 3.0], ["a", "b", "c"]) == pytest.approx(2 / 8)
+    # a scenario with no difference flips to the same total: those patterns tie, and ties count
+    assert sign_flip_p_value([0.1, 0.2, 0.0], ["a", "b", "c"]) == pytest.approx(4 / 8)
     assert sign_flip_p_value([0.0, 0.0], ["a", "b"]) == 1.0
 
 
@@ -83,6 +163,8 @@ def test_edge_cases():
     assert one.mean == one.low == one.high == pytest.approx(0.4)
     with pytest.raises(ValueError, match="differ in length"):
         paired_difference([1.0], [1.0, 2.0])
+    same = paired_difference([0.2, 0.4, 0.6] * 4, [0.2, 0.4, 0.6] * 4, list("abcdefghijkl"))
+    assert (same.mean, same.low, same.high, same.p_value, same.detectable) == (0.0, 0.0, 0.0, 1.0, False)
     with pytest.raises(ValueError, match="cluster labels"):
         bootstrap_mean([1.0, 2.0], ["a"])
 

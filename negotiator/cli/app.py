@@ -21,6 +21,7 @@ from rich.markup import escape
 from ..errors import RemoteRequestBlocked, Unreachable, UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 
 DEFAULT_SELLER = "local/gemma-3-270m"  # the embedded model: offline, no key (= negotiator.agent.DEFAULT_SELLER)
 
@@ -85,7 +86,8 @@ def output_folder(path: Path, flag: str = "--out") -> Path:
         probe.unlink()
     except OSError as e:
         raise UsageError(
-            f"{flag} {path}: cannot write there ({e.strerror or e}); choose a folder you can write to, or fix its permissions"
+            f"{flag} {path}: cannot write there ({e.strerror or e}); choose a folder you can write to, or fix its "
+            "permissions"
         ) from None
     return path
 
@@ -138,7 +140,7 @@ def main() -> None:
         sys.exit(EXIT_UNREACHABLE)
     except KeyboardInterrupt:
         err_console.print("interrupted")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except typer.Abort:

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import json
+import math
 import re
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from ..errors import ProviderError, UsageError
-from .app import DEFAULT_SELLER, EXIT_UNREACHABLE, Unreachable, app, console, output_folder
+from .app import (
+    DEFAULT_SELLER,
+    EXIT_INTERRUPTED,
+    EXIT_UNREACHABLE,
+    Unreachable,
+    app,
+    console,
+    err_console,
+    output_folder,
+)
 
 # What a run measures, as recorded in config.json (parameter -> key). On --resume these come
 # from the record, and one given anew must agree with it: a different seller, plan or endpoint
@@ -26,14 +38,20 @@ FIXED = {
     "shard": "shard",
     "seller_base_url": "seller_base_url",
     "buyer_base_url": "buyer_base_url",
+    "temperature": "temperature",
+    "max_tokens": "max_tokens",
+    "fallback": "fallbacks",
 }
 # How a run is carried out, not what it measures: recorded and reused on --resume; a value
 # given anew wins (fewer calls per minute after a 429 storm, less concurrency on a smaller box).
-TUNABLE = {"concurrency": "concurrency", "rate_limit": "rate_limits", "timeout": "timeout", "retries": "retries"}
-
-
-def _slug(spec: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_")[:80]
+TUNABLE = {
+    "concurrency": "concurrency",
+    "rate_limit": "rate_limits",
+    "token_limit": "token_limits",
+    "timeout": "timeout",
+    "call_retries": "call_retries",
+    "retries": "retries",
+}
 
 
 def _parse_shard(shard: str | None) -> tuple[int, int] | None:
@@ -45,8 +63,9 @@ def _parse_shard(shard: str | None) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
-def _parse_rate_limits(items: list[str] | None) -> dict[str, float]:
+def _parse_rate_limits(items: list[str] | None, flag: str = "--rate-limit", what: str = "CALLS") -> dict[str, float]:
     out = {}
+    example = "openai=500 or hosted_vllm=120" if what == "CALLS" else "openai=200000"
     for item in items or []:
         provider, eq, rpm = item.partition("=")
         try:
@@ -54,9 +73,20 @@ def _parse_rate_limits(items: list[str] | None) -> dict[str, float]:
         except ValueError:
             eq = ""
         if not eq or not provider.strip():
+            raise UsageError(f"{flag} {item!r}: write PROVIDER={what}_PER_MINUTE (or SPEC=...), e.g. {example}")
+    return out
+
+
+def _parse_fallbacks(items: list[str] | None) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for item in items or []:
+        primary, eq, backup = item.partition("=")
+        if not eq or not primary.strip() or not backup.strip():
             raise UsageError(
-                f"--rate-limit {item!r}: write PROVIDER=CALLS_PER_MINUTE, e.g. openai=500 or hosted_vllm=120"
+                f"--fallback {item!r}: write PRIMARY=BACKUP, two model specs, e.g. "
+                "openai/gpt-4o-mini=anthropic/claude-3-5-haiku-latest"
             )
+        out.setdefault(primary.strip(), []).append(backup.strip())
     return out
 
 
@@ -75,6 +105,10 @@ def _as_recorded(name: str, value):
         return list(dict.fromkeys(value)) if value else value
     if name == "rate_limit":
         return _parse_rate_limits(value) if isinstance(value, list) else value or {}
+    if name == "token_limit":
+        return _parse_rate_limits(value, "--token-limit", "TOKENS") if isinstance(value, list) else value or {}
+    if name == "fallback":
+        return _parse_fallbacks(value) if isinstance(value, list) else value or {}
     return value
 
 
@@ -130,7 +164,8 @@ def _resume_settings(given: set[str], resume: Path, values: dict) -> dict:
         if name in given and _as_recorded(name, values[name]) != recorded:
             shown = " ".join(values[name]) if name == "buyer" else values[name]
             raise UsageError(
-                f"{_flag(name)} {shown} differs from the run in {resume} ({_show(recorded)}); drop it to resume that run, "
+                f"{_flag(name)} {shown} differs from the run in {resume} ({_show(recorded)}); drop it to resume "
+                "that run, "
                 "or choose a new --out folder for a different run"
             )
         out[name] = recorded
@@ -148,6 +183,47 @@ def _show(value) -> str:
     return str(value)
 
 
+class StableETA(ProgressColumn):
+    """Time left at this run's own average pace (its elapsed time per negotiation finished so far).
+
+    rich's own column divides by the speed of the last 30 seconds, which jumps when concurrent
+    negotiations finish in waves (1 s, then 2:33). Before the first one finishes there is no pace yet.
+    """
+
+    def render(self, task: Task) -> Text:
+        done = task.completed - task.fields.get("done_before", 0)
+        if task.finished:
+            return Text("")
+        if done <= 0 or not task.elapsed or task.total is None:
+            return Text("ETA …", style="progress.remaining")
+        left = task.elapsed / done * (task.total - task.completed)
+        return Text(f"ETA {_clock(left)}", style="progress.remaining")
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def _check_generation(temperature: float | None, max_tokens: int | None) -> None:
+    if temperature is not None and not (math.isfinite(temperature) and temperature >= 0):
+        raise UsageError(f"--temperature {temperature}: give a number 0 or above (0 = greedy; 1 = the model's own)")
+    if max_tokens is not None and max_tokens < 1:
+        raise UsageError(f"--max-tokens {max_tokens}: give a number of tokens, at least 1")
+
+
+LEGEND = (
+    ("seller score", "the seller's gain over walking away, as a share of its most: 0 = no deal, 1 = its best terms"),
+    ("[95% CI]", "of the mean over these negotiations, resampled by scenario"),
+    ("deal rate", "the share of negotiations that ended in a deal"),
+    ("buyer score", "the same scale for the buyer"),
+    ("invalid", "model answers that did not parse or broke the rules (the model was asked again)"),
+    ("guard", "seller moves the guard changed: below the limits, stating a secret, contradicting the offer"),
+    ("errors", "negotiations that ended in a provider error: left out of the scores"),
+)
+
+
 @app.command("eval")
 def eval_command(
     ctx: typer.Context,
@@ -158,13 +234,17 @@ def eval_command(
     buyer: Annotated[
         list[str] | None,
         typer.Option(
-            help="Evaluation buyer spec; repeat for several (the paper uses two, from two model families). Default: the suite's buyers. rule/persona plays each persona's own tactic; pkg.module:factory or a registered name plays your own (docs/plugins.md). mcp+http://HOST:PORT/mcp or a2a+http://HOST:PORT: buyer agents that negotiate with the seller served there, over the protocol (with --buyer-model)."
+            help="Evaluation buyer spec; repeat for several (the paper uses two, from two model families). "
+            "Default: the suite's buyers. rule/persona plays each persona's own tactic; pkg.module:factory or a "
+            "registered name plays your own (docs/plugins.md). mcp+http://HOST:PORT/mcp or a2a+http://HOST:PORT: "
+            "buyer agents that negotiate with the seller served there, over the protocol (with --buyer-model)."
         ),
     ] = None,
     buyer_model: Annotated[
         list[str] | None,
         typer.Option(
-            help="With --buyer mcp+http://... or a2a+http://...: the buyer agent's spec (rule/..., an LLM, your own party); repeat for several. Default: the suite's buyers."
+            help="With --buyer mcp+http://... or a2a+http://...: the buyer agent's spec (rule/..., an LLM, your own "
+            "party); repeat for several. Default: the suite's buyers."
         ),
     ] = None,
     suite: Annotated[
@@ -175,6 +255,16 @@ def eval_command(
     ] = "quick",
     limit: Annotated[int | None, typer.Option(help="Run at most N negotiations of the suite.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for the buyers' tactics and sampling.")] = 0,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            help="Sampling temperature of the seller's model (default: the seller's own). Recorded in config.json."
+        ),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option(help="Most tokens the seller's model writes per answer (default 256). Recorded in config.json."),
+    ] = None,
     concurrency: Annotated[int, typer.Option(help="Negotiations in flight at once.")] = 8,
     seller_base_url: Annotated[
         str | None, typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM ...).")
@@ -184,16 +274,35 @@ def eval_command(
     ] = None,
     rate_limit: Annotated[
         list[str] | None,
-        typer.Option(help="PROVIDER=CALLS_PER_MINUTE, e.g. openai=500; repeatable. Provider = the spec's prefix."),
+        typer.Option(
+            help="PROVIDER=CALLS_PER_MINUTE (or SPEC=...), e.g. openai=500; repeatable. LiteLLM's Router counts "
+            "them per model."
+        ),
+    ] = None,
+    token_limit: Annotated[
+        list[str] | None,
+        typer.Option(help="PROVIDER=TOKENS_PER_MINUTE (or SPEC=...), e.g. openai=200000; repeatable."),
+    ] = None,
+    fallback: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="PRIMARY=BACKUP: when a call to the model PRIMARY still fails, LiteLLM's Router sends it to "
+            "BACKUP; repeatable."
+        ),
     ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(help="Seconds per model call before it counts as a transient failure (default 120)."),
     ] = None,
+    call_retries: Annotated[
+        int,
+        typer.Option(help="Retries of one model call on a transient provider error (429, 5xx, timeout), with backoff."),
+    ] = 3,
     retries: Annotated[
         int,
         typer.Option(
-            help="Replays of a negotiation that still failed on a transient provider error (429, 5xx, timeout) after the per-call retries."
+            help="Replays of a negotiation that still failed on a transient provider error (429, 5xx, timeout) "
+            "after the per-call retries."
         ),
     ] = 2,
     shard: Annotated[
@@ -203,28 +312,38 @@ def eval_command(
         ),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Output folder; rerunning into it resumes. Default runs/<suite>/<seller>.")
+        Path | None,
+        typer.Option(
+            help="Output folder; rerunning into it resumes. Default: a new folder under runs/ ($NEGOTIATOR_RUNS_DIR) "
+            "named for the time, suite, seller and buyers."
+        ),
     ] = None,
     resume: Annotated[
         Path | None,
-        typer.Option(help="Continue the run in this folder with its recorded settings (after a crash or kill)."),
+        typer.Option(
+            help="Continue the run in this folder with its recorded settings (after a crash, a kill or Ctrl-C)."
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
     workers: Annotated[
         str,
         typer.Option(
-            help="Processes for a rule-vs-rule arm: auto (one per core from 200 negotiations on) or a number. Arms with model parties run in one process."
+            help="Processes for a rule-vs-rule arm: auto (one per core from 200 negotiations on) or a number. "
+            "Arms with model parties run in one process."
         ),
     ] = "auto",
 ) -> None:
     """Run a seller through an evaluation suite; write episodes.jsonl and summary.json; print a table.
 
-    Every finished negotiation is appended to episodes.jsonl at once. Rerunning the same command
-    into the same --out folder (or --resume FOLDER) runs only the missing negotiations.
-    Compare arms with `negotiator report RUN_DIR [RUN_DIR ...]`.
+    Each run gets a new folder under runs/ unless --out names one. Every finished negotiation is
+    appended to episodes.jsonl at once; `negotiator eval --resume FOLDER` (or the same command
+    with --out FOLDER) runs only the missing negotiations. Compare arms with `negotiator report
+    runs/`, or watch them live with `negotiator view runs/`.
     """
     from evals.arms import family_warnings, training_pool
+    from evals.routing import unused_limits
     from evals.runner import RunOptions, plan, read_config, write_config
+    from evals.runs import new_run_folder
     from evals.suites import get_suite
 
     from ..models.preflight import preflight
@@ -248,9 +367,14 @@ def eval_command(
             "shard": shard,
             "seller_base_url": seller_base_url,
             "buyer_base_url": buyer_base_url,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "fallback": fallback,
             "concurrency": concurrency,
             "rate_limit": rate_limit,
+            "token_limit": token_limit,
             "timeout": timeout,
+            "call_retries": call_retries,
             "retries": retries,
         }
         v = _resume_settings(given, resume, values)
@@ -263,8 +387,11 @@ def eval_command(
             v["shard"],
         )
         seller_base_url, buyer_base_url = v["seller_base_url"], v["buyer_base_url"]
-        concurrency, rate_limit, timeout, retries = v["concurrency"], v["rate_limit"], v["timeout"], v["retries"]
+        temperature, max_tokens, fallback = v["temperature"], v["max_tokens"], v["fallback"]
+        concurrency, rate_limit, token_limit = v["concurrency"], v["rate_limit"], v["token_limit"]
+        timeout, call_retries, retries = v["timeout"], v["call_retries"], v["retries"]
         out = resume
+    _check_generation(temperature, max_tokens)
     st = get_suite(suite)
     buyers = list(dict.fromkeys(buyer or st.buyers))
     shard_of = _parse_shard(shard)
@@ -277,19 +404,28 @@ def eval_command(
             f"{'this buyer' if len(buyers) == 1 else 'these buyers'}: running all {planned}"
         )
     rate_limits = rate_limit if isinstance(rate_limit, dict) else _parse_rate_limits(rate_limit)
+    token_limits = (
+        token_limit if isinstance(token_limit, dict) else _parse_rate_limits(token_limit, "--token-limit", "TOKENS")
+    )
+    fallbacks = fallback if isinstance(fallback, dict) else _parse_fallbacks(fallback)
+    generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
     options = RunOptions(
         concurrency=concurrency,
         seller_base_url=seller_base_url,
         buyer_base_url=buyer_base_url,
+        seller_options=generation,
         rate_limits=rate_limits,
+        token_limits=token_limits,
+        fallbacks=fallbacks,
         call_timeout=timeout,
+        call_retries=call_retries,
         retries=retries,
     )
     options.check()
     from evals.workers import resolve_workers
 
     n_workers = resolve_workers(workers, jobs)
-    out_dir = out or Path("runs") / suite / _slug(seller)
+    out_dir = out or new_run_folder(st.name, seller, buyers)
     try:
         preflight(seller, seller_base_url)
         for b in buyers:
@@ -297,8 +433,9 @@ def eval_command(
     except ProviderError as e:
         raise Unreachable(str(e)) from None
     output_folder(out_dir, "--resume" if resume is not None else "--out")
-    rerun = resume is None and (out_dir / "config.json").is_file()
-    before = read_config(out_dir).get("limit") if rerun else limit
+    recorded = read_config(out_dir) if (out_dir / "config.json").is_file() else {}
+    rerun = resume is None and bool(recorded)
+    before = recorded.get("limit") if rerun else limit
     pool = training_pool({"seller": seller})
     write_config(
         out_dir,
@@ -313,30 +450,53 @@ def eval_command(
             "shard": shard,
             "seller_base_url": seller_base_url,
             "buyer_base_url": buyer_base_url,
+            "temperature": temperature,
+            "max_tokens": max_tokens,
             "concurrency": concurrency,
             "rate_limits": rate_limits,
+            "token_limits": token_limits,
+            "fallbacks": fallbacks,
             "timeout": timeout,
+            "call_retries": call_retries,
             "retries": retries,
             "training": pool,
+            "created": recorded.get("created") or datetime.now().astimezone().isoformat(timespec="seconds"),
         },
     )
     if before != limit:  # a rerun with another --limit extends (or narrows) the run: say so
         console.print(
-            f"note: the run in {out_dir} was planned with --limit {_show(before)}; it now plans {len(jobs)} negotiations"
+            f"note: the run in {out_dir} was planned with --limit {_show(before)}; it now plans {len(jobs)} "
+            "negotiations"
         )
     for w in family_warnings(seller, buyers, pool):
         console.print(f"[bold yellow]warning:[/] {w}")
+    for key in unused_limits([seller, *buyers], rate_limits, token_limits):
+        console.print(
+            f"[bold yellow]warning:[/] the limit on {key} limits nothing in this run: rate and token limits apply to "
+            "LiteLLM models (openai/..., anthropic/..., hosted_vllm/...), which LiteLLM's Router calls"
+        )
+    from ..models.specs import parse_spec
+
+    if generation and parse_spec(seller).kind not in ("litellm", "local", "scripted"):
+        console.print(
+            f"note: {', '.join(_flag(k) for k in generation)} set the seller's model; {seller} calls no model, "
+            "so they change nothing here (they are recorded all the same)"
+        )
 
     log = EpisodeLog(out_dir / "episodes.jsonl")  # sets damaged lines aside
     if log.set_aside:
         n = len(log.set_aside)
         console.print(
-            f"[bold yellow]warning:[/] {log.path} had {n} damaged line{'s' if n > 1 else ''} ({escape(describe(log.set_aside))}); "
+            f"[bold yellow]warning:[/] {log.path} had {n} damaged line{'s' if n > 1 else ''} "
+            f"({escape(describe(log.set_aside))}); "
             f"moved to {damaged_path(log.path)}, and those negotiations run again"
         )
-    already = len({j.episode_id for j in jobs} & episode_ids(log.path))
+    wanted = {j.episode_id for j in jobs}
+    already = len(wanted & episode_ids(log.path))
     if already:
         console.print(f"resuming in {out_dir}: {already} of {len(jobs)} negotiations already done")
+    else:
+        console.print(f"run folder: {out_dir}")
 
     # local/ models: prepared (first use) and served before the bar starts, stopped when the run ends or fails.
     import asyncio
@@ -354,49 +514,92 @@ def eval_command(
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            StableETA(),
             console=console,
             disable=quiet,
             transient=False,
         )
 
-    # Several processes fork before the bar's thread starts (see evals.workers).
-    with (
-        local_servers([seller, *buyers], say=console.print),
-        forked(jobs, out_dir, options, n_workers) if n_workers > 1 else nullcontext() as play,
-        bar() as progress,
-    ):
-        task = progress.add_task(f"{suite}: {seller}", total=len(jobs), completed=already)
-        if play is not None:
-            new = play(on_row=lambda r: progress.advance(task))
-        else:
-            new = [
-                row(e)
-                for e in asyncio.run(run_jobs(jobs, out_dir, options, on_episode=lambda ep: progress.advance(task)))
-            ]
+    try:
+        # Several processes fork before the bar's thread starts (see evals.workers).
+        with (
+            local_servers([seller, *buyers], say=console.print),
+            forked(jobs, out_dir, options, n_workers) if n_workers > 1 else nullcontext() as play,
+            bar() as progress,
+        ):
+            task = progress.add_task(f"{suite}: {seller}", total=len(jobs), completed=already, done_before=already)
+            if play is not None:
+                new = play(on_row=lambda r: progress.advance(task))
+            else:
+                new = [
+                    row(e)
+                    for e in asyncio.run(run_jobs(jobs, out_dir, options, on_episode=lambda ep: progress.advance(task)))
+                ]
+    except KeyboardInterrupt:
+        kept = len(wanted & episode_ids(log.path))  # every finished negotiation is on disk before it counts
+        err_console.print(
+            f"interrupted: kept {kept} of {len(jobs)} negotiations in {out_dir}; "
+            f"resume with `negotiator eval --resume {out_dir}`",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
     from evals.report import run_table
     from evals.summary import summarize
 
     from ..runtime.log import read_episodes
 
-    wanted = {j.episode_id for j in jobs}
     # A fresh run summarises what it just played; reading the log back would parse every
     # episode again (about 1.5 s of CPU for the held-out suite here).
     rows = [r for r in (new if not already else map(row, read_episodes(log.path))) if r.episode_id in wanted]
     summary = summarize(rows)
     summary["suite"] = st.key
+    reference = _reference(out_dir, read_config(out_dir), rows, {j.episode_id: j.labels["negotiation"] for j in jobs})
+    if reference is not None:
+        summary["reference"] = {k: v for k, v in reference.items() if k != "line"}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-    console.print(run_table(summary, title=f"{seller} on {suite} ({len(rows)} negotiations)"))
+    console.print(run_table(summary, title=f"{seller} on {suite} ({len(rows)} negotiations)", reference=reference))
+    width = max(len(name) for name, _ in LEGEND)
+    for name, meaning in LEGEND:
+        console.print(f"[dim]{name:<{width}}  {meaning}[/]", highlight=False)
+    if reference is not None:
+        console.print(reference["line"], markup=False, highlight=False, soft_wrap=True)
+    elif not seller.startswith("rule/"):
+        again = "".join(f" --buyer {b}" for b in buyers) if buyer else ""
+        console.print(
+            f"for a point of comparison, run a rule seller on the same negotiations (seconds, no model): "
+            f"negotiator eval --seller rule/boulware --suite {suite}{again}"
+            + (f" --seed {seed}" if seed else "")
+            + (f" --out {out_dir.parent / 'rule_boulware'}" if out else "")
+            + "; this summary then shows it beside the next run",
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(
         f"episodes: {out_dir / 'episodes.jsonl'}\nsummary:  {out_dir / 'summary.json'}\n"
-        f"report:   negotiator report {out_dir} [OTHER_RUN ...]"
+        f"report:   negotiator report {out_dir}\n"
+        f"compare:  negotiator report {out_dir.parent}   (every run in it, on the negotiations they share)\n"
+        f"watch:    negotiator view {out_dir.parent}",
+        highlight=False,
+        soft_wrap=True,  # paths and commands whole, to copy
     )
     errors = [r.error for r in rows if r.metrics is None]
+    first = errors[0] if errors else None
+    said = escape(first[1]) if first else ""
     if errors:
-        console.print(
-            f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): {errors[0][1] if errors[0] else ''}"
-        )
+        console.print(f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): {said}")
     if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
-        console.print(f"[bold red]every negotiation failed: {errors[0][1]}[/]")
+        console.print(f"[bold red]every negotiation failed: {said}[/]")
         raise typer.Exit(EXIT_UNREACHABLE)
+
+
+def _reference(out_dir: Path, config: dict, rows: list, negotiations: dict[str, str]) -> dict | None:
+    """Another seller's run in the same folder, on the same negotiations: a point of comparison for the
+    score (a rule seller first, else the latest run); None when there is none."""
+    from evals.reference import reference_for
+
+    try:
+        return reference_for(out_dir, config, rows, negotiations)
+    except UsageError:  # a neighbour of another schema version is not this run's problem
+        return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,43 +14,44 @@ from .app import app, console, output_folder
 @app.command("report")
 def report_command(
     run_dirs: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
-            metavar="RUN_DIR...", help="Run folders written by `negotiator eval --out`; shards of one arm merge."
+            metavar="[FOLDER]...",
+            help="Run folders written by `negotiator eval`, or folders above them (every run inside is read); "
+            "shards of one arm merge. Default: runs/ (or $NEGOTIATOR_RUNS_DIR).",
         ),
-    ],
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Where to write summary.json, plots/ and report.html. Default: RUN_DIR/report for one arm, ./report for several."
+            help="Where to write summary.json, plots/ and report.html. Default: FOLDER/report for one folder, "
+            "else report/ in the folder that holds them all."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap and permutation resampling.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the sign-flip and bootstrap resampling.")] = 0,
 ) -> None:
     """Compare seller arms on identical negotiations: tables, summary.json, plots and report.html.
 
     One row per arm (seller score with a 95% CI clustered by scenario, deal rate, buyer score, Pareto
     and Nash distance, ...), per-buyer and per-persona breakdowns, and for every pair of arms the
-    paired difference B - A (A = the first folder) on the negotiations both played, with a 95% CI and
-    a p-value. Warns when an evaluation buyer shares a model family with a trained seller's training
-    buyer pool.
+    paired difference B - A (A = the first run) on the negotiations both played, with the p-value of a
+    sign-flip test and the 95% CI of the same test. Warns when an evaluation buyer shares a model family
+    with a trained seller's training buyer pool.
     """
-    try:
-        import matplotlib  # noqa: F401
-        import numpy  # noqa: F401
-    except ImportError as e:
-        raise UsageError(
-            f"negotiator report needs {e.name} (statistics and plots): pip install numpy matplotlib, "
-            "or install negotiator with its evals extra"
-        ) from None
     from evals.arms import load_arms
-    from evals.report import build_report, print_report, write_report
+    from evals.report import build_report, plots_available, print_report, write_report
+    from evals.runs import find_runs, report_folder, runs_root
 
-    for d in run_dirs:
-        if d.exists() and not d.is_dir():
-            raise UsageError(f"{d} is a file; pass run folders (the --out of `negotiator eval`)")
-    arms = load_arms(run_dirs)
-    out_dir = output_folder(out or (arms[0].runs[0] / "report" if len(arms) == 1 else Path("report")))
+    if not run_dirs:
+        run_dirs = [runs_root()]
+        if not run_dirs[0].is_dir():
+            raise UsageError(
+                f"no {run_dirs[0]}/ folder here: run `negotiator eval` first (it writes there), or pass the folder "
+                "that holds your runs"
+            )
+    runs: list[str | Path] = [*find_runs(run_dirs)]
+    arms = load_arms(runs)
+    out_dir = output_folder(out or report_folder(run_dirs))
     empty = [a.name for a in arms if not a.episodes]
     if empty:
         raise UsageError(
@@ -59,4 +60,11 @@ def report_command(
     report = build_report(arms, seed=seed)
     print_report(report, console)
     files = write_report(report, out_dir, arms)
-    console.print(f"summary: {files['summary']}\nplots:   {out_dir / 'plots'}\nreport:  {files['html']}")
+    plots = (
+        f"plots:   {out_dir / 'plots'}"
+        if plots_available()
+        else "plots:   left out: matplotlib is not installed (pip install 'negotiator-sdk[evals]' adds them)"
+    )
+    console.print(
+        f"summary: {files['summary']}\n{plots}\nreport:  {files['html']}", markup=False, highlight=False, soft_wrap=True
+    )

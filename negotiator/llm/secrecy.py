@@ -209,7 +209,8 @@ class Secrecy:
                 continue
             if r.kind == "share" and not share_cue and self._price_context(text, r.start):
                 continue
-            own = own_amounts if r.kind == "amount" else own_percents
+            # a bare number read as a share ("contract months 12" beside "priority") is the offer's own term too
+            own = own_amounts if r.kind in ("amount", "bare") else own_percents
             if not framed and any(abs(r.written - v) <= 1e-9 * max(1.0, abs(v)) for v in own):
                 continue
             for s in self.secrets:

@@ -9,6 +9,7 @@ marked transient or not; the agent decides whether to retry.
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 from typing import Any
 
@@ -68,6 +69,8 @@ class LiteLLMModel:
             if response_schema is None
             else response_schema
         )
+        self.router: Any = None  # a litellm.Router, and the model group of this model in it (``routed``)
+        self.route = ""
 
     def _supports_tools(self) -> bool:
         """LiteLLM's capability data; unknown models (a vLLM-served Gemma 3) get JSON mode."""
@@ -76,22 +79,28 @@ class LiteLLMModel:
         except Exception:
             return False
 
+    def endpoint(self) -> dict[str, Any]:
+        """Where the calls go: LiteLLM's model string, base URL and key (a Router deployment's ``litellm_params``)."""
+        out: dict[str, Any] = {"model": self.model}
+        if self.base_url:
+            out["api_base"] = self.base_url
+        if self.api_key:
+            out["api_key"] = self.api_key
+        elif self.base_url and self.model.startswith(("hosted_vllm/", "openai/")):
+            out["api_key"] = os.environ.get("NEGOTIATOR_MODEL_API_KEY", "not-needed")
+        return out
+
+    def routed(self, router: Any, route: str) -> LiteLLMModel:
+        """This model with its calls sent through a ``litellm.Router`` as the model group ``route``
+        (the Router then does the rate limits, retries and fallbacks; see ``evals.routing``)."""
+        other = copy.copy(self)
+        other.router, other.route = router, route
+        return other
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         check_request_allowed(self.model, self.base_url)
         litellm = litellm_module()
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": request.messages,
-            "timeout": self.timeout,
-            "num_retries": 0,  # the agent retries with backoff and records each attempt
-            **self.extra,
-        }
-        if self.base_url:
-            kwargs["api_base"] = self.base_url
-        if self.api_key:
-            kwargs["api_key"] = self.api_key
-        elif self.base_url and self.model.startswith(("hosted_vllm/", "openai/")):
-            kwargs["api_key"] = os.environ.get("NEGOTIATOR_MODEL_API_KEY", "not-needed")
+        kwargs: dict[str, Any] = {"messages": request.messages, **self.extra}
         if request.tools:
             kwargs["tools"] = request.tools
             kwargs["tool_choice"] = "required"
@@ -105,7 +114,12 @@ class LiteLLMModel:
             if value is not None:
                 kwargs[key] = value
         try:
-            resp = await litellm.acompletion(**kwargs)
+            if self.router is not None:
+                resp = await self.router.acompletion(model=self.route, **kwargs)
+            else:
+                # the agent retries with backoff and records each attempt; the spec's own parameters win
+                call = {**self.endpoint(), "timeout": self.timeout, "num_retries": 0, **kwargs}
+                resp = await litellm.acompletion(**call)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # LiteLLM maps every provider's errors onto OpenAI's classes

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ...errors import ProviderError, UsageError
 from ..families import model_family
-from .prepare import RECIPES, home, models_dir, prepare
+from .prepare import RECIPES, home, models_dir
 from .shipped import SELLERS, local_folder
 
 START_TIMEOUT_S = 300.0
@@ -128,8 +128,9 @@ def _training_run_target(name: str, run: Path) -> Target:
                 note=f"local/{name} is a training run: serving its LoRA adapter, {adapter}, on {t.base}{plays}",
             )
     raise UsageError(
-        f"local/{name} is a training run folder with no model saved yet (no merged/ or adapter/): it is still training "
-        f"or stopped before its first save. Rerun its `negotiator train --out {run}` command to resume it, then evaluate it"
+        f"local/{name} is a training run folder with no model saved yet (no merged/ or adapter/): it is still "
+        f"training or stopped before its first save. Rerun its `negotiator train --out {run}` command to resume it, "
+        "then evaluate it"
     )
 
 
@@ -149,7 +150,8 @@ def _folder_target(name: str, path: Path) -> Target:
             )
         raise UsageError(
             f"the LoRA adapter {path} is for the base model {base_name!r}, which is neither a folder here nor one of "
-            f"the prepared models ({', '.join(RECIPES)}). Put the base model folder at that path or edit adapter_config.json."
+            f"the prepared models ({', '.join(RECIPES)}). Put the base model folder at that path or edit "
+            "adapter_config.json."
         )
     if (path / "config.json").is_file():
         return Target(name, path.name, None, path, family=_family_of(path))
@@ -219,11 +221,16 @@ class LocalServer:
                 start_new_session=True,  # Ctrl-C reaches us, and we stop it (no half-dead child)
             )
         sock.close()
+        if say is not None:  # the wait that follows is the model loading: say what it is and where its log is
+            say(f"starting the local model {t.served_name} (log: {self.log_path})")
+        started = time.monotonic()
         try:
             self._wait_healthy(timeout)
         except BaseException:
             self.stop()
             raise
+        if say is not None:
+            say(f"local model {t.served_name} ready in {time.monotonic() - started:.0f} s")
         return self
 
     def _wait_healthy(self, timeout: float) -> None:

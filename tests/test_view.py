@@ -1,0 +1,142 @@
+"""`negotiator view runs/`: the report over a folder of runs, served on loopback, live in a real browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from browser import chromium_page
+
+ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "160"}
+
+
+def cli(*args, cwd=None, timeout: float = 300):
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=timeout
+    )
+
+
+class Viewer:
+    """`negotiator view FOLDER --port 0` as a user starts it; its URL read from what it prints."""
+
+    def __init__(self, folder: Path, log: Path):
+        self.log = log
+        self.out = open(log, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "negotiator", "view", str(folder), "--port", "0"],
+            env=ENV,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            m = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+            if m:
+                self.url = m.group()
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(log.read_text())
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"negotiator view printed no address:\n{log.read_text()}")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # Ctrl-C
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.out.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def viewer(tmp_path):
+    started: list[Viewer] = []
+
+    def start(folder: Path) -> Viewer:
+        started.append(Viewer(folder, tmp_path / f"view-{len(started)}.log"))
+        return started[-1]
+
+    yield start
+    for v in started:
+        v.stop()
+
+
+def arms_rows(page) -> dict[str, str]:
+    """arm -> n, as the page's arms table shows them."""
+    rows = page.locator("table.arms tbody tr")
+    return {
+        rows.nth(i).locator("td").nth(0).inner_text(): rows.nth(i).locator("td").nth(1).inner_text()
+        for i in range(rows.count())
+    }
+
+
+@pytest.mark.browser
+def test_the_viewer_serves_the_runs_under_a_folder_and_refreshes_as_episodes_land(tmp_path, viewer):
+    runs = tmp_path / "runs"
+    a = runs / "boulware"
+    assert cli("eval", "--seller", "rule/boulware", "--limit", "4", "--out", str(a), "--quiet").returncode == 0
+    v = viewer(runs)
+    with chromium_page() as page:
+        page.goto(v.url)
+        assert arms_rows(page) == {"rule/boulware": "4"}
+        assert "4 negotiations in 1 run" in page.locator(".live").inner_text()
+        # open a transcript: the state is in the address, and survives the refresh
+        page.locator("table.arms tbody tr").first.click()
+        page.wait_for_function("location.hash.startsWith('#transcripts')")
+        hash_before = page.evaluate("location.hash")
+        # episodes land: the same run extended, and a second seller beside it
+        assert cli("eval", "--seller", "rule/boulware", "--limit", "8", "--out", str(a), "--quiet").returncode == 0
+        page.wait_for_function(
+            "document.querySelector('table.arms tbody tr td:nth-child(2)')?.innerText === '8'", timeout=60_000
+        )
+        assert page.evaluate("location.hash") == hash_before
+        assert (
+            cli("eval", "--seller", "rule/linear", "--limit", "8", "--out", str(runs / "linear"), "--quiet").returncode
+            == 0
+        )
+        page.wait_for_function("document.querySelectorAll('table.arms tbody tr').length === 2", timeout=60_000)
+        assert arms_rows(page) == {"rule/boulware": "8", "rule/linear": "8"}
+        pair = page.locator("table.comparisons tbody tr").first.inner_text()
+        assert "rule/boulware" in pair and "rule/linear" in pair  # and the paired comparison of the two
+    assert not (runs / "report").exists()  # the viewer writes nothing into the folder it serves
+    assert v.stop() == 0 and "stopped" in v.log.read_text()
+
+
+def test_the_viewer_listens_on_loopback_only_and_waits_for_a_first_run(tmp_path, viewer):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    v = viewer(runs)
+    assert v.url.startswith("http://127.0.0.1:")
+    page = httpx.get(v.url, timeout=30)
+    assert page.status_code == 200 and "Waiting for runs" in page.text
+    before = httpx.get(v.url + "version", timeout=30).json()
+    assert before["runs"] == 0
+    assert (
+        cli("eval", "--seller", "rule/boulware", "--limit", "2", "--out", str(runs / "a" / "b"), "--quiet").returncode
+        == 0
+    )
+    after = httpx.get(v.url + "version", timeout=30).json()
+    assert after["runs"] == 1 and after["version"] != before["version"]  # a run two folders down is found
+    page = httpx.get(v.url, timeout=60)
+    assert page.status_code == 200 and "rule/boulware" in page.text and "2 negotiations in 1 run" in page.text
+    assert httpx.get(v.url + "favicon.ico", timeout=30).status_code == 204  # no 404 in the browser console
+    assert httpx.get(v.url + "elsewhere", timeout=30).status_code == 404
+
+
+def test_view_refuses_what_is_not_a_folder(tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    for target in (a_file, tmp_path / "missing"):
+        r = cli("view", str(target))
+        assert r.returncode == 2 and "is not a folder" in r.stderr and "Traceback" not in r.stderr
