@@ -19,6 +19,7 @@ PINNED = {
     "quick@v1.g1.p1": "7291860d5f5fa07a",
     "heldout@v1.g1.p1": "5c8bd39d893c3c70",
     "adversarial@v1.g1.p1": "e8e9a5bfdff47c57",
+    "talk@v1.g1.p1": "b34011386fee1a1f",
 }
 
 
@@ -57,7 +58,8 @@ def test_suites_are_reproducible_in_a_fresh_process(name):
     suite = get_suite(name)
     assert out == [suite.key, suite.fingerprint()]
     assert PINNED.get(suite.key) == suite.fingerprint(), (
-        f"suite {suite.key} changed content: bump its version (or the generator/persona version) and pin the new fingerprint"
+        f"suite {suite.key} changed content: bump its version (or the generator/persona version) "
+        "and pin the new fingerprint"
     )
 
 
