@@ -22,6 +22,7 @@ idioms it has no pattern for, languages it does not know) is what a model can ad
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -247,6 +248,19 @@ def _issue_words(space: OutcomeSpace) -> list[tuple[str, str]]:
     return sorted(set(pairs), key=lambda p: -len(p[0]))
 
 
+def _options(space: OutcomeSpace) -> re.Pattern[str] | None:
+    """The listing's option names (``priority``, ``full_service`` ...) as one pattern."""
+    names = {str(o) for i in space.issues if not isinstance(i, NumericIssue) for o in i.options if len(str(o)) > 2}
+    return _option_pattern(tuple(sorted(names, key=lambda n: (-len(n), n))))
+
+
+@functools.lru_cache(maxsize=256)
+def _option_pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    return re.compile(r"(?<!\w)(" + "|".join(re.escape(n) for n in names) + r")(?!\w)", _FLAGS)
+
+
 def _issues_named(sentence: str, words: list[tuple[str, str]]) -> list[str]:
     low = sentence.lower()
     found: list[tuple[int, str]] = []
@@ -262,7 +276,8 @@ def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, m
     ``turn`` and ``max_turns`` place a stated number of rounds left on the deadline."""
     if not messages:
         return Hints(source="keywords")
-    latest = messages[-1]
+    options = _options(space)
+    latest = options.sub("_", messages[-1]) if options else messages[-1]
     threat = bool(_THREAT.search(latest))
     hurry, deadline = False, None
     quote: dict = {}
@@ -270,6 +285,7 @@ def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, m
     price = _price_issue(space)
     words = _issue_words(space)
     for k, text in enumerate(messages):
+        text = options.sub("_", text) if options else text  # option names are terms, not cues ("support priority")
         said_at = turn - 1 - 2 * (len(messages) - 1 - k)  # the other side moved on every other turn before ours
         for sentence in _sentences(text):
             m = _ROUNDS.search(sentence)

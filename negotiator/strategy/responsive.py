@@ -31,9 +31,10 @@ move, where no offer can be accepted any more, the seller holds.
 
 **Hints** (``negotiator.strategy.hints``) move the targets:
 
-* a **threat** asks for a real move now: a bigger step (``big_step`` * S, times the
-  reader's belief that the threat is meant), never past the final offer, so a bluffer
-  that threatens on every move gets no more than a buyer that never moves;
+* a **threat** asks for a real move now: a bigger step (``big_step`` * S beyond the
+  schedule's step, times the reader's belief that the threat is meant), never past the
+  final offer, so a bluffer that threatens on every move gets no more than a buyer that
+  never moves;
 * a buyer in a **hurry** runs the clock to its deadline (the progress of its last move: a
   stated one, else ``hurry_deadline``), and the final offer comes on our last move before it;
 * a competing **quote** bounds every target from below (a buyer that names its alternative
@@ -143,7 +144,9 @@ class Responsive:
                 final -= hints.quote_credible * (final - meet)
             step, final = max(step, quoted), max(final, quoted)
         final = max(floor, final)
-        big = max(floor, min(step, hold - self.big_step * surplus))
+        # A bigger step gives big_step * S beyond the schedule's step, never past the final offer:
+        # so a bluffer that threatens on every move gets no more than a buyer that never moves.
+        big = max(floor, min(step, final), step - self.big_step * surplus)
         if not situation.own_offers:
             recommended = "hold"  # the opening: the aspiration
         elif situation.final_move:
@@ -152,15 +155,11 @@ class Responsive:
             hints.hurry and t + 1.0 / max(1, situation.max_turns - 1) >= deadline - 1e-9
         ):
             recommended = "final"
-        elif hints.threat and hints.threat_credible * self.big_step * surplus > hold - step and step > final:
-            recommended = "big_step"  # a threat asks for a real move now
+        elif hints.threat and hints.threat_credible > 0 and big < step:
+            recommended = "big_step"  # a threat asks for a real move now, as far as it is believed
+            big = max(floor, min(step, final), step - hints.threat_credible * self.big_step * surplus)
         else:
             recommended = "step"
-        if recommended == "big_step":
-            big = max(floor, min(step, hold - hints.threat_credible * self.big_step * surplus))
-        # Threats hurry the concession, never past the final offer: a bluffer that threatens
-        # on every move gets no more than one that never moves would by the deadline.
-        big = max(big, min(step, final))
         return Levels(
             hold=max(floor, hold),
             step=max(floor, step),
