@@ -14,9 +14,14 @@ p-value (``evals.stats``), overall, per buyer and per persona. The oracle
 (``evals.oracle``) knows each buyer's type and true walk-away; oracle minus keywords is what
 a better reading could still win.
 
+``--recall`` reads every buyer message of the talk suite (as ``rule/boulware`` plays it) with the
+keyword reader and counts, per signal, the offers' messages that carry it (known from the talkers'
+phrasebooks) it reads, and the messages without one it reads a signal into.
+
 ``--buyers`` adds the buyers of issue 28's targets on the ``quick`` and ``heldout``
 scenarios: a hold-out buyer (``rule/holdout``: its ideal every move, on its last move
-whatever beats walking away), MiCRO (``rule/micro``) and ``rule/tit_for_tat``, with the
+whatever beats walking away), MiCRO (``rule/micro``; ``rule/micro?step=0.1``, the fixed step closer
+to de Jonge's slow walk down its outcomes) and ``rule/tit_for_tat``, with the
 deal rate, and, against the hold-out, the seller's last offer over its walk-away value in
 the negotiations where the buyer never conceded.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import sys
 import time
@@ -186,6 +192,60 @@ def holdout_margins(rows: dict[str, Row]) -> str:
     )
 
 
+def _phrase(template: str) -> re.Pattern[str]:
+    """A talker's phrase as a pattern: its placeholders match anything."""
+    parts = re.split(r"\{[a-z_]+\}", template)
+    return re.compile("^" + ".+?".join(re.escape(p) for p in parts))
+
+
+def reader_recall() -> None:
+    """The keyword reader on every buyer message of the talk suite, against what the talker said."""
+    from negotiator.buyers import talk
+    from negotiator.strategy import read_hints
+
+    books = {
+        "threat": [_phrase(p) for p in talk.THREATS],
+        "hurry": [_phrase(p) for p in (*talk.HURRY, *talk.HURRY_ROUNDS)],
+        "quote": [_phrase(p) for p in (*talk.QUOTES, *talk.RELATIVE_QUOTES)],
+        "priorities": [_phrase(p) for p in talk.PRIORITIES],
+    }
+    said: dict[str, list[bool]] = defaultdict(list)
+    quiet: dict[str, int] = defaultdict(int)
+    plain = 0
+
+    async def run() -> None:
+        nonlocal plain
+        for job in plan(get_suite("talk"), "rule/boulware"):
+            ep = await run_negotiation(
+                make_party("rule/boulware", "seller", seed=job.seed),
+                make_buyer(job, RunOptions()),
+                job.scenario,
+                job.seed,
+            )
+            for t in ep.turns:
+                if t.party != "buyer" or not isinstance(t.action, MakeOffer):
+                    continue  # the offers' words: a walk-away says what it does
+                msg = t.action.message
+                hints = read_hints([msg], ep.scenario.space, turn=t.index + 1, max_turns=ep.scenario.max_turns)
+                carried = [k for k, pats in books.items() if any(p.match(msg) for p in pats)]
+                for k in carried:
+                    said[k].append(k in hints.signals())
+                if not carried:
+                    plain += 1
+                    for k in hints.signals():
+                        quiet[k] += 1
+
+    asyncio.run(run())
+    print("\n== the keyword reader on the talk suite's buyer messages (rule/boulware's negotiations)")
+    for k, hits in said.items():
+        print(
+            f"  {k:<11} read in {sum(hits):4d} of {len(hits):4d} messages that carry it ({sum(hits) / len(hits):.0%})"
+        )
+    print(
+        f"  {plain} messages that carry none: read as " + ", ".join(f"{k} {v}" for k, v in quiet.items()) or "nothing"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suites", default="heldout,talk", help="comma-separated suites (default: heldout,talk)")
@@ -193,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="comma-separated arm names to play (the first is the baseline)")
     p.add_argument("--buyer", action="append", help="buyer spec(s) in place of the suite's")
     p.add_argument("--buyers", action="store_true", help="also the hold-out, MiCRO and tit-for-tat buyers")
+    p.add_argument("--recall", action="store_true", help="also the keyword reader's recall on the talk suite")
     p.add_argument("--by", default="buyer,persona", help="breakdowns of the paired differences (buyer, persona)")
     p.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4), help="processes (1: this one)")
     args = p.parse_args(argv)
@@ -205,10 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     by = [b for b in args.by.split(",") if b]
     for suite in [x for x in args.suites.split(",") if x]:  # --suites '' plays only --buyers
         suite_table(suite, arms, args.buyer, args.workers, by)
+    if args.recall:
+        reader_recall()
     if args.buyers:
         sellers = {k: v for k, v in arms.items() if k != "oracle"}
         for suite in ("quick", "heldout"):
-            for buyer in ("rule/holdout", "rule/micro", "rule/tit_for_tat"):
+            for buyer in ("rule/holdout", "rule/micro", "rule/micro?step=0.1", "rule/tit_for_tat"):
                 rows = suite_table(suite, sellers, [buyer], args.workers, ["persona"] if suite == "heldout" else [])
                 if buyer == "rule/holdout":
                     for name, r in rows.items():
