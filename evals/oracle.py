@@ -48,9 +48,12 @@ class OracleSeller:
             # It threatened on its last move if the seller's offer before it did not move it. A
             # credible threatener walks long before its clock brings it to its walk-away, so the
             # walk-away is no bound there: only the threat's truth is told.
-            threatened = _buyer_stalled(self.scenario, view)
+            moves = [i for i, m in enumerate(view.transcript) if m.party == "buyer"]
+            said = [_buyer_stalled(self.scenario, view.transcript[: i + 1]) for i in moves]
             told = Hints(source="oracle") if spec.honest else truth
-            return replace(told, threat=threatened, threat_credible=1.0 if spec.honest else 0.0)
+            return replace(
+                told, threat=bool(said and said[-1]), threats=sum(said), threat_credible=1.0 if spec.honest else 0.0
+            )
         if spec.signal == "hurry":
             first = 0 if self.scenario.opener == "buyer" else 1
             last = hurry_deadline(self.scenario.id, view.max_turns, first, self.seed)
@@ -80,9 +83,8 @@ class OracleSeller:
         return None
 
 
-def _buyer_stalled(scenario: Scenario, view: PartyView) -> bool:
+def _buyer_stalled(scenario: Scenario, moves) -> bool:
     """The buyer's threat rule, on its last move: the seller's last two offers before it moved it less than MOVED."""
-    moves = view.transcript
     last_buyer = max((i for i, m in enumerate(moves) if m.party == "buyer"), default=None)
     if last_buyer is None:
         return False

@@ -13,7 +13,8 @@ threat by the words, so it reports the base rate (``UNSURE``); a model may read 
 them; an oracle knows (0 or 1).
 
 ==============  ===============================================================================
-``threat``      the buyer says it walks away unless we move; ``threat_credible``: it would
+``threat``      the buyer's latest words say it walks away unless we move; ``threat_credible``:
+                it would; ``threats``: how many of its messages so far threatened
 ``hurry``       the buyer says it must close early; ``deadline``: by which progress (0..1), if read
 ``quote``       terms the buyer names as its alternative (a competing quote: usually the price
                 alone), ``quote_credible``: that they are its true walk-away
@@ -36,6 +37,7 @@ UNSURE = 0.5
 class Hints:
     threat: bool = False
     threat_credible: float = UNSURE
+    threats: int = 0  # messages so far that threatened, the latest included
     hurry: bool = False
     deadline: float | None = None  # progress (0 first move .. 1 last) by which a hurried buyer goes
     quote: dict[str, Value] = field(default_factory=dict)  # issue -> value the buyer names as its alternative
@@ -49,6 +51,8 @@ class Hints:
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 1.0):
                 raise ValueError(f"{name} must be a finite number in [0, 1], not {v!r}")
+        if not (isinstance(self.threats, int) and self.threats >= 0):
+            raise ValueError(f"threats must be a count, not {self.threats!r}")
         if self.deadline is not None and not (math.isfinite(self.deadline) and 0.0 <= self.deadline <= 1.0):
             raise ValueError(f"deadline must be a progress in [0, 1] or None, not {self.deadline!r}")
 

@@ -10,7 +10,7 @@ the base rate ``UNSURE`` as its belief. What it cannot read at all (numbers spel
 idioms it has no pattern for, languages it does not know) is what a model can add.
 
 * **threat**: the latest message says the buyer will leave (walk away, go elsewhere, last
-  chance, take it or leave it ...);
+  chance, take it or leave it ...), and how many messages so far did;
 * **hurry**: any message says the buyer must close soon (today, urgent, no time ...) or
   how many rounds or offers it has left ("two more rounds at most"), which becomes the
   deadline (the progress of its last move);
@@ -279,6 +279,7 @@ def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, m
     options = _options(space)
     latest = options.sub("_", messages[-1]) if options else messages[-1]
     threat = bool(_THREAT.search(latest))
+    threats = sum(1 for text in messages if _THREAT.search(options.sub("_", text) if options else text))
     hurry, deadline = False, None
     quote: dict = {}
     priorities: list[str] = []
@@ -305,6 +306,7 @@ def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, m
     return Hints(
         threat=threat,
         threat_credible=UNSURE,
+        threats=threats,
         hurry=hurry,
         deadline=deadline,
         quote=quote,

@@ -32,9 +32,10 @@ move, where no offer can be accepted any more, the seller holds.
 **Hints** (``negotiator.strategy.hints``) move the targets:
 
 * a **threat** asks for a real move now: a bigger step (``big_step`` * S beyond the
-  schedule's step, times the reader's belief that the threat is meant), never past the
-  final offer, so a bluffer that threatens on every move gets no more than a buyer that
-  never moves;
+  schedule's step, times the reader's belief that the threat is meant), which stays given
+  on later moves (a schedule that stalled while it caught up would be walked out on), never
+  past the final offer, so a bluffer that threatens on every move gets no more than a buyer
+  that never moves;
 * a buyer in a **hurry** runs the clock to its deadline (the progress of its last move: a
   stated one, else ``hurry_deadline``), and the final offer comes on our last move before it;
 * a competing **quote** bounds every target from below (a buyer that names its alternative
@@ -126,10 +127,14 @@ class Responsive:
         c = max(0.0, min(1.0, conceded))
         answer = min(clock ** (1.0 / self.exponent), self.reciprocity * c)
         lead = self.lead * (1.0 - c)  # a side that concedes needs no lead
-        share = min(1.0, lead * clock + answer)
+        final_share = min(1.0, self.lead + self.reciprocity * c)  # the whole lead, and the answer unclocked
+        # Each threat answered before stays given (else the schedule would stall while it caught
+        # up, and a threatener walks on a stall); never past the final offer.
+        past = max(0, hints.threats - (1 if hints.threat else 0)) * hints.threat_credible * self.big_step
+        base = lead * clock + answer
+        share = min(base + past, max(base, final_share))
         hold = min(top, situation.utility(situation.own_offers[-1])) if situation.own_offers else top
         step = min(hold, top - share * surplus)
-        final_share = min(1.0, self.lead + self.reciprocity * c)  # the whole lead, and the answer unclocked
         final = min(hold, top - final_share * surplus)
         heading = heading_to(situation, deadline)
         if heading is not None:  # no lower than their own offers are heading, less the slack
