@@ -203,9 +203,12 @@ class ChoiceModel:
     weights: dict[str, float] = field(init=False)
     _issues: dict[str, NumericIssue | DiscreteIssue] = field(init=False)
     _estimates: dict[str, dict[str, float] | bool] = field(init=False)
+    _terms: list | None = field(init=False, default=None)  # what ``utility`` reads, built once
+    _places: dict[str, dict] = field(init=False)  # per ordered issue: option -> its place in [0, 1]
 
     def __post_init__(self) -> None:
         self._issues = {i.name: i for i in self.space.issues}
+        self._places = {}
         self._estimates = {}
         self.weights = self._weights()
 
@@ -228,7 +231,12 @@ class ChoiceModel:
         if isinstance(issue, NumericIssue):
             return (float(v) - issue.low) / (issue.high - issue.low)
         if issue.ordered:
-            return issue.options.index(issue.canonical(v)) / max(1, len(issue.options) - 1)
+            places = self._places.get(issue.name)
+            if places is None:
+                k = max(1, len(issue.options) - 1)
+                places = self._places[issue.name] = {o: j / k for j, o in enumerate(issue.options)}
+            found = places.get(v)
+            return found if found is not None else places[issue.canonical(v)]
         return None
 
     def _distance(self, issue: NumericIssue | DiscreteIssue, a, b) -> float:
@@ -299,8 +307,20 @@ class ChoiceModel:
         return t if estimate else 1.0 - t
 
     def utility(self, offer: Offer) -> float:
-        """Estimated utility of ``offer`` to the other side."""
-        return sum(w * self.value(k, offer[k]) for k, w in self.weights.items())
+        """Estimated utility of ``offer`` to the other side (bidding asks it of every candidate)."""
+        terms = self._terms
+        if terms is None:
+            for k in self.weights:
+                self.value(k, offer[k])  # fills the estimates
+            terms = self._terms = [(k, w, self._estimates[k], self._issues[k]) for k, w in self.weights.items()]
+        total = 0.0
+        for k, w, estimate, issue in terms:
+            if isinstance(estimate, dict):
+                total += w * estimate[str(offer[k])]
+            else:  # numeric: best at the high end, or the low one
+                t = (float(offer[k]) - issue.low) / (issue.high - issue.low)  # type: ignore[union-attr]
+                total += w * (t if estimate else 1.0 - t)
+        return total
 
     def heaviest(self) -> str:
         """The issue the other side seems to care most about."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..domain.issues import NumericIssue, OutcomeSpace
 from .hints import UNSURE, Hints
@@ -271,42 +272,89 @@ def _issues_named(sentence: str, words: list[tuple[str, str]]) -> list[str]:
     return [n for _, n in sorted(found)]
 
 
+@dataclass(frozen=True)
+class _Said:
+    """What one message says, read once: a message is read again on every later move."""
+
+    threat: bool
+    hurry: bool
+    rounds: int | None  # a stated number of its moves left (0: this is its last), if any
+    quote: float | None
+    priorities: tuple[str, ...]
+
+
+class _Listing:
+    """What reading needs of a listing's outcome space, worked out once per space."""
+
+    def __init__(self, space: OutcomeSpace):
+        self.space = space
+        self.price = _price_issue(space)
+        self.words = _issue_words(space)
+        self.options = _options(space)
+        self.said: dict[str, _Said] = {}
+
+    def read(self, text: str) -> _Said:
+        found = self.said.get(text)
+        if found is None:
+            if len(self.said) > 4096:
+                self.said.clear()
+            found = self.said[text] = self._read(text)
+        return found
+
+    def _read(self, text: str) -> _Said:
+        text = self.options.sub("_", text) if self.options else text  # option names are terms ("support priority")
+        hurry, rounds, quote = False, None, None
+        priorities: list[str] = []
+        for sentence in _sentences(text):
+            m = _ROUNDS.search(sentence)
+            if _HURRY.search(sentence) or (m and _LIMITED.search(sentence)):
+                hurry = True
+                if m:  # "N more rounds": its last move N of its moves after this one
+                    rounds = 0 if m.group("last") else _rounds(m.group("n"))
+            if self.price is not None and _QUOTE.search(sentence):
+                value = _quoted_price(sentence, self.price)
+                if value is not None:
+                    quote = value
+            if _PRIORITY.search(sentence):
+                priorities += [n for n in _issues_named(sentence, self.words) if n not in priorities]
+        return _Said(bool(_THREAT.search(text)), hurry, rounds, quote, tuple(priorities))
+
+
+_LISTINGS: dict[int, _Listing] = {}
+
+
+def _listing(space: OutcomeSpace) -> _Listing:
+    found = _LISTINGS.get(id(space))
+    if found is None or found.space is not space:
+        if len(_LISTINGS) > 1024:
+            _LISTINGS.clear()
+        found = _LISTINGS[id(space)] = _Listing(space)
+    return found
+
+
 def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, max_turns: int = 0) -> Hints:
     """Hints from the other side's ``messages`` (oldest first) in a negotiation over ``space``;
     ``turn`` and ``max_turns`` place a stated number of rounds left on the deadline."""
     if not messages:
         return Hints(source="keywords")
-    options = _options(space)
-    latest = options.sub("_", messages[-1]) if options else messages[-1]
-    threat = bool(_THREAT.search(latest))
-    threats = sum(1 for text in messages if _THREAT.search(options.sub("_", text) if options else text))
+    listing = _listing(space)
+    said = [listing.read(text) for text in messages]
     hurry, deadline = False, None
     quote: dict = {}
     priorities: list[str] = []
-    price = _price_issue(space)
-    words = _issue_words(space)
-    for k, text in enumerate(messages):
-        text = options.sub("_", text) if options else text  # option names are terms, not cues ("support priority")
-        said_at = turn - 1 - 2 * (len(messages) - 1 - k)  # the other side moved on every other turn before ours
-        for sentence in _sentences(text):
-            m = _ROUNDS.search(sentence)
-            if _HURRY.search(sentence) or (m and _LIMITED.search(sentence)):
-                hurry = True
-                if m and max_turns > 1:  # "N more rounds": its last move N of its moves after this one
-                    n = 0 if m.group("last") else _rounds(m.group("n"))
-                    deadline = max(0.0, min(1.0, (said_at + 2 * n) / (max_turns - 1)))
-            if price is not None and _QUOTE.search(sentence):
-                value = _quoted_price(sentence, price)
-                if value is not None:
-                    quote = {price.name: value}
-            if _PRIORITY.search(sentence):
-                for name in _issues_named(sentence, words):
-                    if name not in priorities:
-                        priorities.append(name)
+    for k, one in enumerate(said):
+        said_at = turn - 1 - 2 * (len(said) - 1 - k)  # the other side moved on every other turn before ours
+        if one.hurry:
+            hurry = True
+            if one.rounds is not None and max_turns > 1:
+                deadline = max(0.0, min(1.0, (said_at + 2 * one.rounds) / (max_turns - 1)))
+        if one.quote is not None and listing.price is not None:
+            quote = {listing.price.name: one.quote}
+        priorities += [n for n in one.priorities if n not in priorities]
     return Hints(
-        threat=threat,
+        threat=said[-1].threat,
         threat_credible=UNSURE,
-        threats=threats,
+        threats=sum(one.threat for one in said),
         hurry=hurry,
         deadline=deadline,
         quote=quote,
