@@ -15,7 +15,8 @@ shared machine's load moves them together:
 * ``negotiator eval`` of one rule-vs-rule negotiation (``--seller rule/boulware --buyer
   rule/conceder --limit 1``): start-up, plan, one negotiation, the log, the summary.
 * the held-out suite, rule vs rule (``negotiator eval --suite heldout --seller rule/boulware``,
-  1,152 negotiations, start-up included), in negotiations per second.
+  or ``--seller rule/responsive``: 1,152 negotiations, start-up included), in negotiations
+  per second.
 
 ``--negmas-python`` runs the same negotiations in NegMAS (a peer library, AGPL: install it in
 a throwaway virtual environment outside this repository, never as a dependency) as one
@@ -207,6 +208,9 @@ def main() -> None:
     ap.add_argument("--negmas-every", type=int, default=1, help="NegMAS plays every K-th negotiation of the suite")
     ap.add_argument("--importtime", action="store_true", help="also show where an eval's import time goes")
     ap.add_argument(
+        "--seller", default="rule/boulware", help="the rule seller of the held-out suite's timing (rule/responsive ...)"
+    )
+    ap.add_argument(
         "--baseline", type=Path, help="the source tree of another negotiator version (git archive ...), timed alongside"
     )
     args = ap.parse_args()
@@ -270,7 +274,7 @@ def main() -> None:
         out = work / f"heldout-{rep}"
         suite["negotiator"].append(
             timed(
-                [*cli, "eval", "--suite", "heldout", "--seller", "rule/boulware", "--out", str(out), "--quiet"],
+                [*cli, "eval", "--suite", "heldout", "--seller", args.seller, "--out", str(out), "--quiet"],
                 work,
                 label="negotiator",
             )
@@ -286,7 +290,7 @@ def main() -> None:
                     "--suite",
                     "heldout",
                     "--seller",
-                    "rule/boulware",
+                    args.seller,
                     "--workers",
                     "1",
                     "--out",
@@ -310,7 +314,7 @@ def main() -> None:
                         "--suite",
                         "heldout",
                         "--seller",
-                        "rule/boulware",
+                        args.seller,
                         "--out",
                         str(out),
                         "--quiet",
@@ -326,7 +330,8 @@ def main() -> None:
             script.write_text(NEGMAS_RUN)
             suite["NegMAS"].append(timed([args.negmas_python, str(script), str(jobs_file)], work, label="NegMAS"))
     print(
-        f"\nheld-out suite, rule vs rule, start-up included (median of {args.suite_reps}); negotiator as it runs by default"
+        f"\nheld-out suite, {args.seller} vs the suite's rule buyers, start-up included (median of {args.suite_reps}); "
+        "negotiator as it runs by default"
         f" (--workers auto: {min(os.cpu_count() or 1, 8)} processes here) and in one process, NegMAS in one"
     )
     rates = {}

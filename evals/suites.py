@@ -14,6 +14,9 @@ Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite d
 * ``heldout``: 48 scenarios x 12 buyer personas x 2 evaluation buyers: 1,152 per seller arm.
 * ``adversarial``: 3 scenarios x 8 attacking buyers, 3 rounds: 24 negotiations that try to
   talk, trick or pressure the seller past its limits and into stating its secrets.
+* ``talk``: 60 scenarios x 8 talking buyers: 480 negotiations against buyers whose words
+  carry what they will do, honestly or not (threats and bluffs, a hurry, competing quotes
+  true and invented, stated priorities true and false, and a control that says nothing).
 * ``quick@v2``, ``heldout@v2``: the same negotiations on scenario generator 2, whose price
   range ends at the list price a shop shows (version 1 ran to 1.1x it). ``quick`` and
   ``heldout`` stay on generator 1: every recorded comparison is pinned to their negotiations.
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 
 from negotiator.buyers.adversarial import ATTACKS, ATTACKS_VERSION
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
+from negotiator.buyers.talk import TALK_PERSONAS, TALK_VERSION
 from negotiator.domain.generator import generate, template_names
 from negotiator.domain.scenario import Scenario
 from negotiator.domain.seeds import EVAL_SEED_BASE, EVAL_SEEDS, TRAIN_SEEDS, check_train_seeds
@@ -185,7 +189,30 @@ def _adversarial() -> Suite:
     )
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial(), _quick(2), _heldout(2)]}
+TALK_SCENARIOS = 60
+
+
+def _talk() -> Suite:
+    names = template_names()
+    return Suite(
+        name="talk",
+        version=TALK_VERSION,  # the talkers' words and behaviours are the suite: a change to them is a new version
+        description=(
+            "Buyers that talk, honestly and not: 60 scenarios (10 per product template) x 8 talking buyers = 480 "
+            "negotiations. A credible threat (walks when the seller does not move) and a bluff (the same words, never "
+            "walks), a buyer in a hurry (leaves at an early private deadline), a competing quote at the buyer's true "
+            "walk-away price and an invented lower one, a stated priority true and false, and a control that says "
+            "nothing. Each signal comes in many phrasings, some in other languages. The default buyer rule/persona "
+            "plays each talker; the per-persona rows show what reading the words is worth."
+        ),
+        scenario_seeds=tuple(EVAL_SEED_BASE + 300_000 + i for i in range(TALK_SCENARIOS)),
+        templates=tuple(names[i % len(names)] for i in range(TALK_SCENARIOS)),
+        buyers=("rule/persona",),
+        personas=tuple(TALK_PERSONAS),
+    )
+
+
+SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial(), _talk(), _quick(2), _heldout(2)]}
 
 
 def get_suite(name: str) -> Suite:

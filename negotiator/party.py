@@ -73,6 +73,7 @@ class PartyView(BaseModel):
             own_offers=tuple(self.offers_by(self.role)),
             their_offers=tuple(self.offers_by(other(self.role))),
             standing=self.standing_offer,
+            their_messages=tuple(m.action.message for m in self.transcript if m.party != self.role),
         )
 
     def latest(self, role: Role) -> Offer | None:

@@ -94,8 +94,9 @@ async def test_accepting_is_open_only_when_the_strategy_allows_it(scenario):
 
 async def test_when_every_answer_is_unusable_the_strategy_plays_alone(scenario):
     moves = mid_negotiation(scenario)
-    turn = await SellerAgent("scripted/garbage", mode="json").respond(scenario, moves)
-    advice = Strategy().advise(PartyView.of(scenario, "seller", moves).situation())
+    agent = SellerAgent("scripted/garbage", mode="json")
+    turn = await agent.respond(scenario, moves)
+    advice = agent.strategy.advise(PartyView.of(scenario, "seller", moves).situation())
     assert turn.fallback and turn.action.terms == advice.candidates[0].terms
 
 
@@ -120,22 +121,39 @@ async def test_the_chat_stays_append_only_with_advice_in_every_turn(seller_first
         moves.append(PublicMove(party=role, action=action))
 
 
-@pytest.mark.parametrize("seed", range(8))
-async def test_a_model_that_takes_every_recommendation_plays_the_rule_seller_exactly(seed):
+@pytest.mark.parametrize(
+    "seed, rule, assisted, buyer",
+    [
+        *((s, "rule/responsive", "scripted/boulware", "rule/tit_for_tat") for s in range(4)),  # the default strategy
+        *(
+            (s, "rule/responsive", "scripted/boulware", "rule/threat") for s in range(4, 6)
+        ),  # it reads the buyer's words
+        *((s, "rule/boulware?noise=0", "scripted/boulware?strategy=boulware", "rule/tit_for_tat") for s in range(6, 8)),
+    ],
+)
+async def test_a_model_that_takes_every_recommendation_plays_the_rule_seller_exactly(seed, rule, assisted, buyer):
     """The assisted LLM seller and the rule seller are one machinery: with a model that always
     takes the recommendation, they make the same moves (the rule's target noise off)."""
     sc = generate(seed)
-    buyer = "rule/tit_for_tat"
-    rule = await run_negotiation(make_party("rule/boulware?noise=0", "seller"), make_party(buyer, "buyer"), sc, seed)
-    llm = await run_negotiation(make_party("scripted/boulware", "seller"), make_party(buyer, "buyer"), sc, seed)
-    assert [(t.party, t.action.action, t.action.terms) for t in rule.turns] == [
-        (t.party, t.action.action, t.action.terms) for t in llm.turns
+    by_rule = await run_negotiation(make_party(rule, "seller"), make_party(buyer, "buyer"), sc, seed)
+    by_model = await run_negotiation(make_party(assisted, "seller"), make_party(buyer, "buyer"), sc, seed)
+    assert [(t.party, t.action.action, t.action.terms) for t in by_rule.turns] == [
+        (t.party, t.action.action, t.action.terms) for t in by_model.turns
     ]
-    assert rule.metrics.seller_score == llm.metrics.seller_score
+    assert by_rule.metrics.seller_score == by_model.metrics.seller_score
 
 
 def test_spec_strings_carry_the_strategy():
-    assert make_party("scripted/boulware", "seller").strategy.name == "boulware"
+    default = make_party("scripted/boulware", "seller").strategy
+    assert (default.name, default.reader, default.learner) == ("responsive", "keywords", "choice")
+    assert make_party("scripted/boulware?strategy=boulware", "seller").strategy.name == "boulware"
+    tuned = make_party("scripted/boulware?lead=0.3&rho=0.5&reader=none&opponent=frequency", "seller").strategy
+    assert (tuned.schedule.lead, tuned.schedule.reciprocity, tuned.reader, tuned.learner) == (
+        0.3,
+        0.5,
+        None,
+        "frequency",
+    )
     assert make_party("scripted/boulware?strategy=none", "seller").strategy is None
     s = make_party("scripted/boulware?strategy=linear&leeway=0.05&latency=0", "seller")
     assert (s.strategy.name, s.strategy.leeway, s.spec) == (

@@ -21,6 +21,7 @@ PINNED = {
     "adversarial@v1.g1.p1": "e8e9a5bfdff47c57",
     "quick@v2.g2.p1": "e2c97f8d0e7aa369",
     "heldout@v2.g2.p1": "db17596fc2f0841e",
+    "talk@v1.g1.p1": "b34011386fee1a1f",
 }
 
 
@@ -59,7 +60,8 @@ def test_suites_are_reproducible_in_a_fresh_process(name):
     suite = get_suite(name)
     assert out == [suite.key, suite.fingerprint()]
     assert PINNED.get(suite.key) == suite.fingerprint(), (
-        f"suite {suite.key} changed content: bump its version (or the generator/persona version) and pin the new fingerprint"
+        f"suite {suite.key} changed content: bump its version (or the generator/persona version) "
+        "and pin the new fingerprint"
     )
 
 

@@ -12,8 +12,9 @@
 The seller sees its own preferences and limits plus the public transcript, never the
 buyer's. The guard is always on.
 
-By default the seller is *assisted*: a negotiation strategy (``negotiator.strategy``,
-Boulware by default) works out the offers worth its target on each move and whether to
+By default the seller is *assisted*: a negotiation strategy (``negotiator.strategy``; by
+default the responsive one, which answers the buyer's concessions and reads its words with
+the keyword reader) works out the offers worth its target on each move and whether to
 accept, and the model chooses among them and writes the words. ``strategy=None`` (or
 ``?strategy=none`` in a spec) is the pure LLM policy: the model writes its own terms.
 A spec string can carry the strategy and its business settings:
@@ -44,10 +45,25 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
 DEFAULT_SELLER = "local/gemma-3-270m"
-DEFAULT_STRATEGY = "boulware"
+DEFAULT_STRATEGY = "responsive"  # measured against boulware on heldout and talk: docs/strategy.md
 
 # Spec parameters that configure the seller's strategy, not its model.
-STRATEGY_KEYS = ("strategy", "exponent", "aspiration", "leeway", "candidates", "own_terms", "walk_away")
+STRATEGY_KEYS = (
+    "strategy",
+    "exponent",
+    "aspiration",
+    "leeway",
+    "candidates",
+    "own_terms",
+    "walk_away",
+    "lead",  # the responsive strategy's parts
+    "rho",
+    "slack",
+    "big_step",
+    "hurry",
+    "reader",
+    "opponent",
+)
 
 
 def seller_strategy(strategy: Strategy | str | None, params: dict | None = None) -> Strategy | None:

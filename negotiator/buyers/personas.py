@@ -182,11 +182,15 @@ def get_persona(name: str) -> Persona:
     if name in PERSONAS:
         return PERSONAS[name]
     from .adversarial import ATTACKS  # the adversarial suite's attackers (that module imports this one)
+    from .talk import TALK_PERSONAS  # the talk suite's talking buyers
 
     if name in ATTACKS:
         return ATTACKS[name].persona
+    if name in TALK_PERSONAS:
+        return TALK_PERSONAS[name]
     raise UsageError(
-        f"unknown persona {name!r}; choose one of {', '.join(PERSONAS)}, an attack ({', '.join(ATTACKS)}) or neutral"
+        f"unknown persona {name!r}; choose one of {', '.join(PERSONAS)}, an attack ({', '.join(ATTACKS)}), "
+        f"a talker ({', '.join(TALK_PERSONAS)}) or neutral"
     )
 
 

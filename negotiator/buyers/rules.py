@@ -10,7 +10,14 @@ and write short natural-language messages so LLM opponents have something to rea
 ``tit_for_tat``  relative tit-for-tat: concedes as much as the other side just conceded
 ``hardliner``    never concedes below ``level`` (default 0.9) of its surplus
 ``threatener``   Boulware-ish, threatens to walk away and does if the other side stalls
+``responsive``   concession that answers concession, with a final offer (``lead``, ``rho``, ``e``)
+``micro``        MiCRO: concedes one ``step`` only after the other side concedes
+``holdout``      repeats its ideal; on its last move, accepts what beats walking away
 ===============  ==========================================================================
+
+The talking buyers of the ``talk`` suite (``threat``, ``bluff``, ``hurry``, ``quote``,
+``fake_quote``, ``priority``, ``fake_priority``, ``plain``) are tactics here too; their
+words and what they do live in :mod:`negotiator.buyers.talk`.
 
 Every tactic is a :class:`~negotiator.strategy.Strategy` played as it advises: the same
 schedule, bidding and acceptance code the assisted LLM seller is advised by, so "the LLM
@@ -34,11 +41,28 @@ from ..domain.scenario import Role, other
 from ..errors import UsageError
 from ..party import AnyAction, PartyView, TurnRecord
 from ..strategy import Strategy
+from .talk import TALKERS, Talker
 
-STRATEGIES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner", "threatener")
+STRATEGIES = (
+    "boulware",
+    "linear",
+    "conceder",
+    "tit_for_tat",
+    "hardliner",
+    "threatener",
+    "responsive",
+    "micro",
+    "holdout",
+) + TALKERS
 _DEFAULT_E = {"boulware": 0.2, "linear": 1.0, "conceder": 3.0, "threatener": 0.5}
 _BIDDING = ("aspiration", "opponent", "similarity", "window", "combi")
-_PARAMS = {s: (("e",) if s in _DEFAULT_E else ("level",) if s == "hardliner" else ()) + _BIDDING for s in STRATEGIES}
+_OWN = {
+    "hardliner": ("level",),
+    "micro": ("step",),
+    "responsive": ("e", "lead", "rho", "slack", "big_step", "hurry", "reader"),
+}
+_PARAMS = {s: (("e",) if s in _DEFAULT_E or s in TALKERS else _OWN.get(s, ())) + _BIDDING for s in STRATEGIES}
+_BEHAVIOUR_DEPENDENT = ("tit_for_tat", "hardliner", "responsive", "micro", "holdout")  # no noise on their targets
 
 _OPEN = ["Let's start here: {terms}.", "Here is my opening proposal: {terms}.", "I'd propose {terms}."]
 _COUNTER = [
@@ -83,11 +107,13 @@ class RuleParty:
                 f"unknown parameters for rule/{strategy}: {', '.join(unknown)}; known: "
                 f"{', '.join(['patience', 'noise', 'seed', *known])}"
             )
-        settings = {"e": _DEFAULT_E[strategy]} if strategy in _DEFAULT_E else {}
+        self.talker = Talker(strategy) if strategy in TALKERS else None  # a talking buyer plays a classical tactic
+        name, e = self.talker.tactic if self.talker else (strategy, _DEFAULT_E.get(strategy))
+        settings = {"e": e} if e is not None else {}
         settings.update({"candidates": 1, "opponent": role == "seller"})
         settings.update(p)
         try:
-            self.strategy = Strategy.named("boulware" if strategy == "threatener" else strategy, settings)
+            self.strategy = Strategy.named("boulware" if name == "threatener" else name, settings)
         except ValueError as e:
             raise UsageError(f"bad parameter for rule/{strategy}: {e}") from None
         self.tactic, self.role, self.seed = strategy, role, seed
@@ -100,7 +126,7 @@ class RuleParty:
         return random.Random(f"{self.seed}:{self.spec}:{self.role}:{view.scenario.id}:{view.turn}")
 
     def _jitter(self, rng: random.Random) -> float:
-        time_dependent = self.tactic not in ("tit_for_tat", "hardliner")
+        time_dependent = self.tactic not in _BEHAVIOUR_DEPENDENT
         return rng.uniform(-self.noise, self.noise) if self.noise and time_dependent else 0.0
 
     def _say(self, pool: list[str], rng: random.Random, view: PartyView, terms: Offer | None) -> str:
@@ -121,7 +147,10 @@ class RuleParty:
     # -- the move ------------------------------------------------------------------
     def decide(self, view: PartyView) -> AnyAction:
         rng = self._rng(view)
-        advice = self.strategy.advise(view.situation(), jitter=self._jitter(rng))
+        situation = self.talker.situation(view, self.seed) if self.talker else view.situation()
+        advice = self.strategy.advise(situation, jitter=self._jitter(rng))
+        if self.talker is not None:
+            return self.talker.decide(self, view, rng, advice)
         if advice.accept:
             return Accept(message=self._say(_ACCEPT, rng, view, None))
         offer = advice.candidates[0].terms

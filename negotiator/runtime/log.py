@@ -169,7 +169,9 @@ def played(path: str | Path) -> dict[str, dict]:
     """What each episode of the log at ``path`` says happened, by id, without what the clock
     decides (latencies, wall time, creation time): two runs of one seeded command compare equal."""
     out = {}
-    for line in Path(path).read_text().splitlines():
+    for line in Path(path).read_text().split("\n"):  # not splitlines(): a message may hold U+2028 or U+0085
+        if not line.strip():
+            continue
         e = json.loads(line)
         turns = [{k: v for k, v in t.items() if k != "latency_s"} for t in e["turns"]]
         metrics = {k: v for k, v in e["metrics"].items() if k not in ("seller_latency_s", "wall_time_s")}

@@ -4,39 +4,71 @@ Pure (imports the domain only). One implementation serves every seller: the rule
 play it alone; the assisted LLM seller sees its advice and chooses.
 
 ==============  ============================================================================
-``schedule``    the target utility over the deadline (Boulware, linear, Conceder; tit-for-tat)
-``opponent``    what the other side seems to want, from its offers (frequency model)
+``schedule``    the target utility over the deadline (Boulware, linear, Conceder; tit-for-tat,
+                MiCRO, hardliner)
+``responsive``  concession that answers concession, with a final offer, moved by hints
+``opponent``    what the other side seems to want: from its offers (frequency model) or from
+                what it chose against what it was offered (choice model)
+``hints``       what the other side's words say it will do, as one reading of them
+``reading``     the keyword reader: messages to hints by patterns (the baseline for a model)
 ``bidding``     candidate offers at the target, best for the other side first (logrolling)
 ``acceptance``  when to accept (AC_next, AC_time, AC_combi)
-``advice``      the strategy as a whole, and what it would do now
+``advice``      the strategy as a whole, what it would do now, and every move it could make, priced
 ==============  ============================================================================
 """
 
 from .acceptance import Acceptance
-from .advice import ACCEPT, CANDIDATE_IDS, STRATEGY_NAMES, WALK_AWAY, Advice, Candidate, Strategy
+from .advice import (
+    ACCEPT,
+    CANDIDATE_IDS,
+    LEARNERS,
+    STRATEGY_NAMES,
+    WALK_AWAY,
+    Advice,
+    Candidate,
+    Menu,
+    Move,
+    Strategy,
+)
 from .bidding import bids
-from .opponent import FrequencyModel
+from .hints import NO_HINTS, UNSURE, Hints
+from .opponent import ChoiceModel, FrequencyModel
 from .outcomes import OutcomeIndex
-from .schedule import Hardliner, Schedule, TimeDependent, TitForTat, progress, target_utility
+from .reading import READERS, read_hints
+from .responsive import MOVE_KINDS, Levels, Responsive
+from .schedule import Hardliner, MiCRO, Schedule, TimeDependent, TitForTat, progress, target_utility
 from .situation import Situation
 
 __all__ = [
     "Acceptance",
     "ACCEPT",
     "CANDIDATE_IDS",
+    "LEARNERS",
+    "MOVE_KINDS",
+    "NO_HINTS",
+    "READERS",
     "STRATEGY_NAMES",
+    "UNSURE",
     "WALK_AWAY",
     "Advice",
     "Candidate",
+    "ChoiceModel",
+    "Hints",
+    "Levels",
+    "Menu",
+    "Move",
     "Strategy",
     "bids",
     "FrequencyModel",
     "OutcomeIndex",
     "Hardliner",
+    "MiCRO",
+    "Responsive",
     "Schedule",
     "TimeDependent",
     "TitForTat",
     "progress",
+    "read_hints",
     "target_utility",
     "Situation",
 ]

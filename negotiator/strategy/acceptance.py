@@ -5,7 +5,9 @@ automated negotiation" (2014):
 
 * ``AC_next``: accept when the offer is worth at least what we would offer next;
 * ``AC_time``: on the negotiation's final move (an offer made now could never be
-  accepted), accept anything at or above the floor;
+  accepted), accept anything at or above the floor; with ``at_last_own_move``, already on
+  this side's own last move (a hold-out buyer's rule: take what beats walking away, and only
+  then);
 * ``AC_combi``: from progress ``T`` on, also accept an offer at least as good as the best
   the other side made within the time window left (``MAX^W``), when it clears the floor.
 
@@ -23,6 +25,7 @@ from .situation import Situation
 class Acceptance:
     at_deadline: bool = True  # AC_time on the final move
     combi_after: float | None = None  # T of AC_combi; None: off
+    at_last_own_move: bool = False  # AC_time on this side's own last move, not only the negotiation's
 
     def decide(self, situation: Situation, next_worth: float) -> str | None:
         """Why to accept the standing offer now (a condition's name), or None to go on."""
@@ -35,6 +38,8 @@ class Acceptance:
         if u < situation.floor:
             return None
         if self.at_deadline and situation.final_move:
+            return "AC_time"
+        if self.at_last_own_move and situation.own_moves_left <= 1:
             return "AC_time"
         t = situation.progress
         if self.combi_after is not None and t >= self.combi_after:

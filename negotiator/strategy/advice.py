@@ -26,9 +26,12 @@ from dataclasses import dataclass, field, replace
 from ..domain.issues import Offer
 from .acceptance import Acceptance
 from .bidding import bids
-from .opponent import FrequencyModel
+from .hints import NO_HINTS, Hints
+from .opponent import ChoiceModel, FrequencyModel, OpponentModel
 from .outcomes import OutcomeIndex
-from .schedule import BOULWARE_E, CONCEDER_E, LINEAR_E, Hardliner, Schedule, TimeDependent, TitForTat
+from .reading import READERS, read_hints
+from .responsive import Levels, Responsive, conceded_for_us
+from .schedule import BOULWARE_E, CONCEDER_E, LINEAR_E, Hardliner, MiCRO, Schedule, TimeDependent, TitForTat
 from .situation import Situation
 
 CANDIDATE_IDS = "ABCDEFGH"
@@ -41,6 +44,41 @@ class Candidate:
     terms: Offer
     worth: float  # to this side
     their_worth: float | None = None  # to the other side, as the opponent model estimates it
+
+
+@dataclass(frozen=True)
+class Move:
+    """One move open on this turn, priced: what it offers and what that is worth.
+
+    ``kind`` is one of ``MOVE_KINDS``: ``hold`` (the last offer's worth again), ``step`` (the
+    schedule's), ``big_step``, ``final`` (the final offer), ``accept`` (the standing offer),
+    ``walk_away`` (worth the reservation: no deal)."""
+
+    kind: str
+    terms: Offer | None  # the offer (accept: the standing offer; walk_away: None)
+    worth: float  # to this side
+    their_worth: float | None = None  # to the other side, as the opponent model estimates it
+    target: float | None = None  # the target utility the offer was built at
+
+
+@dataclass(frozen=True)
+class Menu:
+    """The moves open on this turn, priced, and the one the strategy recommends."""
+
+    moves: tuple[Move, ...]
+    recommended: str
+    hints: Hints = NO_HINTS
+    conceded: float = 0.0  # how far the other side has come toward us (0..1)
+
+    def move(self, kind: str) -> Move:
+        for m in self.moves:
+            if m.kind == kind:
+                return m
+        raise KeyError(kind)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(m.kind for m in self.moves)
 
 
 @dataclass(frozen=True)
@@ -97,7 +135,7 @@ class Advice:
 @dataclass(frozen=True)
 class Strategy:
     schedule: Schedule = field(default_factory=TimeDependent)
-    opponent_model: bool = True  # rank bids by a frequency model; False: nearest their latest offer
+    opponent_model: bool = True  # rank bids by an opponent model; False: nearest their latest offer
     acceptance: Acceptance = field(default_factory=Acceptance)
     candidates: int = 1  # measured: the 270M's picks among 3 were noise and cost score (docs/strategy.md)
     window: float = 0.05  # bids come from outcomes up to this much above the target
@@ -105,6 +143,8 @@ class Strategy:
     leeway: float = 0.0
     own_terms: bool = False
     walk_away: bool = False
+    learner: str = "frequency"  # the opponent model: "frequency" (HardHeaded) or "choice" (ChoiceModel)
+    reader: str | None = None  # who reads the other side's words into hints: None, or "keywords"
 
     def __post_init__(self):
         if not 1 <= self.candidates <= len(CANDIDATE_IDS):
@@ -113,10 +153,19 @@ class Strategy:
             v = getattr(self, name)
             if not (math.isfinite(v) and 0.0 <= v <= 1.0):
                 raise ValueError(f"{name} must be a finite number in [0, 1], not {v!r}")
+        if self.learner not in LEARNERS:
+            raise ValueError(f"unknown opponent model {self.learner!r}; choose one of {', '.join(LEARNERS)}")
+        if self.reader is not None and self.reader not in READERS:
+            raise ValueError(f"unknown reader {self.reader!r}; choose one of {', '.join(READERS)} (or none)")
 
     @property
     def name(self) -> str:
         return self.schedule.name
+
+    @property
+    def responsive(self) -> bool:
+        """Whether the target answers the other side (and hints), not the clock alone."""
+        return isinstance(self.schedule, Responsive)
 
     @property
     def opens_moves(self) -> bool:
@@ -128,36 +177,159 @@ class Strategy:
     def index(self, situation: Situation) -> OutcomeIndex:
         return OutcomeIndex.shared(situation.space, situation.preferences, situation.limits)
 
-    def target(self, situation: Situation, jitter: float = 0.0) -> float:
+    def target(self, situation: Situation, jitter: float = 0.0, *, hints: Hints | None = None) -> float:
         """The schedule's target on this move, kept between the floor and the best outcome."""
-        return self._target(situation, self.index(situation), jitter)
+        idx = self.index(situation)
+        if self.responsive:
+            hints = self.hints(situation) if hints is None else hints
+            return self._clip(
+                situation, idx, self.levels(situation, idx, self.opponent(situation, hints), hints).target
+            )
+        return self._target(situation, idx, jitter)
 
     def _target(self, situation: Situation, idx: OutcomeIndex, jitter: float) -> float:
         t = self.schedule.target(situation, idx.u_max) + jitter
         return max(situation.floor, min(idx.u_max, t))
 
-    def opponent(self, situation: Situation) -> FrequencyModel | None:
+    @staticmethod
+    def _clip(situation: Situation, idx: OutcomeIndex, t: float) -> float:
+        return max(situation.floor, min(idx.u_max, t))
+
+    def hints(self, situation: Situation) -> Hints:
+        """What this strategy's reader reads in the other side's words (nothing without one)."""
+        if self.reader is None or not situation.their_messages:
+            return NO_HINTS
+        return read_hints(situation.their_messages, situation.space, turn=situation.turn, max_turns=situation.max_turns)
+
+    def opponent(self, situation: Situation, hints: Hints = NO_HINTS) -> OpponentModel | None:
         if not self.opponent_model:
             return None
+        if self.learner == "choice":
+            return ChoiceModel.learn(
+                situation.space,
+                situation.preferences,
+                situation.exchanges(),
+                stated=hints.priorities,
+                stated_credible=hints.priorities_credible if hints.priorities else 0.0,
+            )
         return FrequencyModel.learn(situation.space, situation.preferences, situation.their_offers)
 
-    def advise(self, situation: Situation, *, jitter: float = 0.0) -> Advice:
-        """What to do on this move (``jitter``: a rule party's noise on the target)."""
-        idx = self.index(situation)
-        target = self._target(situation, idx, jitter)
-        model = self.opponent(situation)
-        offers = bids(
+    def levels(self, situation: Situation, idx: OutcomeIndex, model: OpponentModel | None, hints: Hints) -> Levels:
+        """A responsive schedule's targets on this move (hold, step, bigger step, final offer)."""
+        assert isinstance(self.schedule, Responsive)
+        conceded = conceded_for_us(situation)
+        if isinstance(model, ChoiceModel):
+            conceded = max(conceded, model.conceded())
+        quoted = self.quoted(situation, idx, hints)
+        return self.schedule.levels(
+            situation,
+            idx.u_max,
+            conceded=conceded,
+            quoted=quoted,
+            quote_final=self.quote_frontier(situation, idx, hints, model) if quoted is not None else None,
+            hints=hints,
+        )
+
+    def quote_frontier(
+        self, situation: Situation, idx: OutcomeIndex, hints: Hints, model: OpponentModel | None
+    ) -> float | None:
+        """The most we can get from an offer the opponent model says the other side values as
+        much as its quote: where a final offer that meets the quote lies (logrolling included)."""
+        terms = self._quote_terms(situation, idx, hints)
+        if terms is None or model is None:
+            return None
+        bar = model.utility(terms) - 1e-9
+        for u, offer in reversed(idx.outcomes):
+            if model.utility(offer) >= bar:
+                return u
+        return None
+
+    def quoted(self, situation: Situation, idx: OutcomeIndex, hints: Hints) -> float | None:
+        """What the terms the other side quotes are worth to us, the rest at our best (None: no quote)."""
+        terms = self._quote_terms(situation, idx, hints)
+        return None if terms is None else situation.utility(terms)
+
+    @staticmethod
+    def _quote_terms(situation: Situation, idx: OutcomeIndex, hints: Hints) -> Offer | None:
+        """The quoted terms, the issues it does not name at our best."""
+        if not hints.quote:
+            return None
+        terms = dict(idx.ideal)
+        for name, value in hints.quote.items():
+            if name not in terms:
+                continue
+            issue = situation.space.issue(name)
+            if issue.kind == "numeric":
+                terms[name] = min(issue.high, max(issue.low, float(value)))  # type: ignore[union-attr]
+            elif value in issue.options:  # type: ignore[union-attr]
+                terms[name] = value
+        return terms
+
+    def _offer(
+        self, situation: Situation, idx: OutcomeIndex, target: float, model: OpponentModel | None, k: int
+    ) -> list[Offer]:
+        return bids(
             idx,
             target,
             model=model,
             toward=situation.standing,
-            k=self.candidates,
+            k=k,
             window=self.window,
             similarity=self.similarity,
         )
+
+    def moves(self, situation: Situation, *, hints: Hints | None = None) -> Menu:
+        """Every move open on this turn, priced (the options a model chooses among).
+
+        Offering moves come at their target's terms, best for the other side first; accept
+        is open when the standing offer is within the limits; walking away is worth the
+        reservation. With a time-dependent schedule the offering moves are ``hold`` and
+        ``step`` (the schedule's target); a responsive one adds a bigger step and a final offer.
+        """
+        hints = self.hints(situation) if hints is None else hints
+        idx = self.index(situation)
+        model = self.opponent(situation, hints)
+        if self.responsive:
+            lv = self.levels(situation, idx, model, hints)
+            targets = {k: lv.of(k) for k in ("hold", "step", "big_step", "final")}
+            recommended, conceded = lv.recommended, lv.conceded
+        else:
+            step = self._target(situation, idx, 0.0)
+            own = situation.own_offers
+            hold = situation.utility(own[-1]) if own else idx.u_max
+            targets = {"hold": max(step, min(idx.u_max, hold)), "step": step}
+            recommended, conceded = "step", conceded_for_us(situation)
+        out: list[Move] = []
+        for kind, target in targets.items():
+            t = self._clip(situation, idx, target)
+            terms = self._offer(situation, idx, t, model, 1)[0]
+            their = model.utility(terms) if model is not None else None
+            out.append(Move(kind, terms, situation.utility(terms), their, t))
+        standing = situation.standing
+        best_offer = next(m for m in out if m.kind == recommended)
+        if standing is not None and situation.limits.allows(standing, situation.preferences):
+            their = model.utility(standing) if model is not None else None
+            out.append(Move(ACCEPT, dict(standing), situation.utility(standing), their))
+            if self.acceptance.decide(situation, best_offer.worth):
+                recommended = ACCEPT
+        out.append(Move(WALK_AWAY, None, situation.preferences.reservation))
+        return Menu(tuple(out), recommended, hints, conceded)
+
+    def advise(self, situation: Situation, *, jitter: float = 0.0, hints: Hints | None = None) -> Advice:
+        """What to do on this move (``jitter``: a rule party's noise on the target; ``hints``: a
+        reading of the other side's words, else this strategy's own reader's)."""
+        idx = self.index(situation)
+        if self.responsive:
+            hints = self.hints(situation) if hints is None else hints
+            model = self.opponent(situation, hints)
+            target = self._clip(situation, idx, self.levels(situation, idx, model, hints).target + jitter)
+        else:
+            target = self._target(situation, idx, jitter)
+            model = self.opponent(situation)
+        offers = self._offer(situation, idx, target, model, self.candidates)
         candidates = tuple(
             Candidate(cid, o, situation.utility(o), model.utility(o) if model else None)
-            for cid, o in zip(CANDIDATE_IDS, offers)
+            for cid, o in zip(CANDIDATE_IDS, offers, strict=False)
         )
         accept = self.acceptance.decide(situation, candidates[0].worth)
         standing = situation.standing
@@ -185,18 +357,20 @@ class Strategy:
     def repair(self, situation: Situation, terms: Offer | None) -> Offer:
         """Terms at the current target nearest ``terms``: where a guard moves an offer that
         crossed a limit, so a repair says nothing about where the floor is."""
-        idx = self.index(situation)
-        return idx.offer(self._target(situation, idx, 0.0), toward=terms, window=self.window)
+        return self.index(situation).offer(self.target(situation), toward=terms, window=self.window)
 
     @classmethod
     def named(cls, name: str, params: dict | None = None) -> Strategy:
-        """A strategy by name (``boulware``, ``linear``, ``conceder``, ``tit_for_tat``,
-        ``hardliner``) with settings as strings or numbers (spec parameters):
-        ``e``, ``aspiration``, ``level``, ``leeway``, ``candidates``, ``window``,
-        ``opponent`` (on/off), ``own_terms``, ``walk_away``, ``combi`` (AC_combi's T)."""
+        """A strategy by name (``STRATEGY_NAMES``) with settings as strings or numbers (spec
+        parameters): ``e``, ``aspiration``, ``level`` (hardliner), ``step`` (micro), ``lead``,
+        ``rho``, ``big_step``, ``hurry`` (responsive), ``reader`` (keywords/none), ``leeway``,
+        ``candidates``, ``window``, ``similarity``, ``opponent`` (on/off, or frequency/choice),
+        ``own_terms``, ``walk_away``, ``combi`` (AC_combi's T)."""
         p = dict(params or {})
         try:
             aspiration = _opt_float(p.pop("aspiration", None))
+            learner = "frequency"
+            acceptance = Acceptance(at_deadline=name != "hardliner", combi_after=_opt_float(p.pop("combi", None)))
             if name in ("boulware", "linear", "conceder"):
                 e = float(p.pop("e", {"boulware": BOULWARE_E, "linear": LINEAR_E, "conceder": CONCEDER_E}[name]))
                 schedule: Schedule = TimeDependent(e, aspiration)
@@ -204,19 +378,42 @@ class Strategy:
                 schedule = TitForTat(aspiration=aspiration)
             elif name == "hardliner":
                 schedule = Hardliner(float(p.pop("level", 0.9)))
+            elif name == "holdout":  # its ideal, every move; on its last move, whatever beats walking away
+                schedule = Hardliner(1.0, name="holdout")
+                acceptance = replace(acceptance, at_last_own_move=True)
+            elif name == "micro":
+                schedule = MiCRO(_opt_float(p.pop("step", None)))
+            elif name == "responsive":
+                d = Responsive()
+                schedule = Responsive(
+                    exponent=float(p.pop("e", d.exponent)),
+                    aspiration=aspiration,
+                    lead=float(p.pop("lead", d.lead)),
+                    reciprocity=float(p.pop("rho", d.reciprocity)),
+                    big_step=float(p.pop("big_step", d.big_step)),
+                    hurry_deadline=float(p.pop("hurry", d.hurry_deadline)),
+                    slack=float(p.pop("slack", d.slack)),
+                )
+                learner = "choice"
             else:
                 raise ValueError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGY_NAMES)} (or none)")
-            combi = _opt_float(p.pop("combi", None))
+            opponent = str(p.pop("opponent", "on")).strip().lower()
+            if opponent in LEARNERS:
+                learner, opponent = opponent, "on"
+            # The responsive strategy reads the other side's words unless told not to (reader=none).
+            reader = str(p.pop("reader", "keywords" if name == "responsive" else "none")).strip().lower()
             s = cls(
                 schedule=schedule,
-                opponent_model=_flag(p.pop("opponent", True)),
-                acceptance=Acceptance(at_deadline=name != "hardliner", combi_after=combi),
+                opponent_model=_flag(opponent),
+                acceptance=acceptance,
                 candidates=int(p.pop("candidates", cls.candidates)),
                 window=float(p.pop("window", cls.window)),
                 similarity=float(p.pop("similarity", cls.similarity)),
                 leeway=float(p.pop("leeway", cls.leeway)),
                 own_terms=_flag(p.pop("own_terms", False)),
                 walk_away=_flag(p.pop("walk_away", False)),
+                learner=learner,
+                reader=None if reader in ("", "none", "off") else reader,
             )
         except (TypeError, ValueError) as e:
             raise ValueError(f"strategy {name}: {e}") from None
@@ -228,7 +425,8 @@ class Strategy:
         return replace(self, **changes)
 
 
-STRATEGY_NAMES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner")
+STRATEGY_NAMES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner", "responsive", "micro", "holdout")
+LEARNERS = ("frequency", "choice")
 
 
 def _opt_float(v) -> float | None:

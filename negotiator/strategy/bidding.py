@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 
 from ..domain.issues import Offer
-from .opponent import FrequencyModel
+from .opponent import OpponentModel
 from .outcomes import OutcomeIndex
 
 
@@ -21,7 +21,7 @@ def bids(
     index: OutcomeIndex,
     target: float,
     *,
-    model: FrequencyModel | None = None,
+    model: OpponentModel | None = None,
     toward: Offer | None = None,
     k: int = 3,
     window: float = 0.05,

@@ -25,6 +25,7 @@ class Situation:
     own_offers: tuple[Offer, ...] = ()  # this side's offers, oldest first
     their_offers: tuple[Offer, ...] = ()  # the other side's offers, oldest first
     standing: Offer | None = None  # the other side's latest offer: what this side may accept
+    their_messages: tuple[str, ...] = ()  # the other side's words, oldest first (public: what a reader reads)
 
     @property
     def progress(self) -> float:
@@ -48,6 +49,15 @@ class Situation:
 
     def utility(self, offer: Offer) -> float:
         return self.preferences.utility(offer)
+
+    def exchanges(self) -> list[tuple[Offer | None, Offer]]:
+        """Each of the other side's offers with the offer of ours it answered (None for an opening).
+
+        Offers alternate until a negotiation ends, so counted from the latest back, the other
+        side's k-th last offer answers our k-th last."""
+        own, theirs = self.own_offers, self.their_offers
+        lag = len(theirs) - len(own)  # 1 when they opened, 0 when we did (on our move)
+        return [(own[i - lag] if i - lag >= 0 else None, o) for i, o in enumerate(theirs)]
 
 
 def progress(turn: int, max_turns: int) -> float:

@@ -1,0 +1,62 @@
+"""The baseline arm and the suites' buyers play exactly as they did before the responsive strategy.
+
+Every comparison in docs/ and in the issues is pinned to the held-out suite's negotiations:
+its scenarios, its personas and how its rule buyers play. ``rule/boulware`` is the pinned
+baseline seller arm. Playing it against the ``quick`` and ``heldout`` suites must give, move
+for move and message for message, what main gave at 8aea479 (before the responsive strategy,
+the talking buyers and the choice model existed). A change in the buyers' play, the Boulware
+seller or the strategy machinery they share shows up here.
+
+The digests were computed from ``negotiator eval --suite quick|heldout --seller rule/boulware``
+run at 8aea479.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+
+import pytest
+
+from evals.runner import RunOptions, make_buyer, plan
+from evals.suites import get_suite
+from negotiator.runtime import make_party, run_negotiation
+
+PINNED_AT_8AEA479 = {"quick": "1d467a804d03d493", "heldout": "e4c4ecfe8fcc9c98"}
+
+
+def play_digest(suite: str, seller: str = "rule/boulware") -> str:
+    """A digest of every move (party, action, terms, message) of every negotiation, in negotiation order."""
+
+    async def play() -> list:
+        eps = []
+        for job in plan(get_suite(suite), seller):
+            ep = await run_negotiation(
+                make_party(seller, "seller", seed=job.seed),
+                make_buyer(job, RunOptions()),
+                job.scenario,
+                job.seed,
+                labels=job.labels,
+                persona=job.persona,
+            )
+            eps.append(ep)
+        return eps
+
+    h = hashlib.sha256()
+    for ep in sorted(asyncio.run(play()), key=lambda e: e.labels["negotiation"]):
+        h.update(ep.labels["negotiation"].encode())
+        for t in ep.turns:
+            terms = getattr(t.action, "terms", None)
+            h.update(json.dumps([t.party, t.action.action, terms, t.action.message], sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def test_the_quick_suite_plays_as_it_did():
+    assert play_digest("quick") == PINNED_AT_8AEA479["quick"]
+
+
+@pytest.mark.slow
+def test_the_heldout_suite_plays_as_it_did():
+    """All 1,152 negotiations: the baseline seller and both rule buyers (rule/persona, rule/tit_for_tat)."""
+    assert play_digest("heldout") == PINNED_AT_8AEA479["heldout"]

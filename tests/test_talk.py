@@ -1,0 +1,281 @@
+"""Buyers that talk, the talk suite, and the keyword reader that is the baseline for a model's reading."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import random
+
+import pytest
+
+from evals.runner import RunOptions, make_buyer, plan
+from evals.suites import SUITES, get_suite
+from negotiator.actions import Accept, MakeOffer, WalkAway
+from negotiator.buyers import talk
+from negotiator.buyers.rules import RuleParty
+from negotiator.buyers.talk import (
+    HURRY,
+    PRIORITIES,
+    QUOTES,
+    TALK,
+    TALK_PERSONAS,
+    TALK_VERSION,
+    THREATS,
+    hurry_deadline,
+    in_words,
+    money,
+    stated_priority,
+    walk_away_price,
+)
+from negotiator.domain import generate
+from negotiator.party import PartyView, PublicMove
+from negotiator.runtime import make_party, run_negotiation
+from negotiator.strategy import UNSURE, read_hints
+from negotiator.strategy.reading import _price_issue
+
+# The talkers' words and behaviour are the talk suite: a change to any of them must bump
+# TALK_VERSION (the suite's version) and be pinned here.
+PINNED_TALK = {1: "8170b83535759590"}
+
+
+def talk_digest() -> str:
+    h = hashlib.sha256()
+    for name in sorted(dir(talk)):
+        value = getattr(talk, name)
+        if name.isupper() and isinstance(value, tuple | dict | float | int) and name != "TALK_VERSION":
+            h.update(f"{name}={json.dumps(value, default=repr, sort_keys=True)}".encode())
+    for fn in (talk.Talker, talk.hurry_deadline, talk.walk_away_price, talk.stated_priority, talk.money):
+        h.update(inspect.getsource(fn).encode())
+    return h.hexdigest()[:16]
+
+
+def test_the_talkers_are_pinned_to_the_suite_version():
+    assert PINNED_TALK.get(TALK_VERSION) == talk_digest(), (
+        "the talking buyers changed: bump TALK_VERSION (the talk suite's version) and pin the new digest"
+    )
+
+
+def test_the_talk_suite_is_held_out_and_covers_every_talker():
+    suite = get_suite("talk")
+    jobs = plan(suite, "rule/boulware")
+    assert len(jobs) == 480 == suite.size()
+    assert set(suite.personas) == set(TALK) == set(TALK_PERSONAS)
+    others = {s for name, x in SUITES.items() if name != "talk" for s in x.scenario_seeds}
+    assert not set(suite.scenario_seeds) & others
+    assert suite.key == f"talk@v{TALK_VERSION}.g1.p1"
+
+
+def _stalling_seller(sc, moves):
+    """The seller's ideal every time: it never moves."""
+    return MakeOffer(terms=sc.seller.ideal(sc.space), message="This is my price.")
+
+
+def play_against_a_wall(name: str, seed: int):
+    """A talker against a seller that never moves; returns the buyer's actions."""
+    sc = generate(seed, max_rounds=8)
+    buyer = RuleParty(name, "buyer", seed=seed)
+    moves: list[PublicMove] = []
+    out = []
+    for turn in range(sc.max_turns):
+        role = sc.opener if turn % 2 == 0 else ("buyer" if sc.opener == "seller" else "seller")
+        if role == "seller":
+            action = _stalling_seller(sc, moves)
+        else:
+            action = buyer.decide(PartyView.of(sc, "buyer", moves))
+            out.append(action)
+            if not isinstance(action, MakeOffer):
+                break
+        moves.append(PublicMove(party=role, action=action))
+    return sc, out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_credible_threat_walks_when_the_seller_does_not_move_and_a_bluff_never_does(seed):
+    _, threat = play_against_a_wall("threat", seed)
+    _, bluff = play_against_a_wall("bluff", seed)
+    assert isinstance(threat[-1], WalkAway)
+    said = [a for a in threat[:-1] if isinstance(a, MakeOffer) and any(a.message.startswith(t) for t in THREATS)]
+    assert said, "it threatens before it walks"
+    assert not any(isinstance(a, WalkAway) for a in bluff)
+    assert sum(any(a.message.startswith(t) for t in THREATS) for a in bluff) >= 2  # the same words, again and again
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_hurried_buyer_leaves_at_its_private_deadline(seed):
+    sc, acts = play_against_a_wall("hurry", seed)
+    first = 0 if sc.opener == "buyer" else 1
+    last = hurry_deadline(f"{sc.id}", sc.max_turns, first, seed)
+    assert isinstance(acts[-1], WalkAway | Accept)  # at its deadline: what beats walking away, else it goes
+    assert first + 2 * (len(acts) - 1) == last  # its last move is its deadline's
+    assert 0.35 * (sc.max_turns - 1) - 2 <= last <= 0.6 * (sc.max_turns - 1)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_true_quote_is_the_walk_away_price_and_an_invented_one_lies_below_it(seed):
+    sc = generate(seed)
+    price = _price_issue(sc.space)
+    seller_ideal = sc.seller.ideal(sc.space)
+    p = walk_away_price(sc.space, sc.buyer, price, seller_ideal)
+    at = {**seller_ideal, price.name: price.snap(p)}
+    if (
+        0
+        < (
+            sc.buyer.reservation
+            - sum(sc.buyer.weights[k] * sc.buyer.values[k](seller_ideal[k]) for k in sc.space.names if k != price.name)
+        )
+        / sc.buyer.weights[price.name]
+        < 1
+    ):
+        assert sc.buyer.utility(at) == pytest.approx(sc.buyer.reservation, abs=0.01)
+
+    def quoted(name):
+        party = RuleParty(name, "buyer", seed=seed)
+        view = PartyView.of(sc, "buyer", [PublicMove(party="seller", action=MakeOffer(terms=seller_ideal))])
+        view = view.model_copy(update={"turn": 1})
+        hints = read_hints([party.talker._quote(view, random.Random(0), seed)], sc.space)
+        return hints.quote.get(price.name)
+
+    true, fake = quoted("quote"), quoted("fake_quote")
+    if true is not None:
+        assert true == pytest.approx(float(price.snap(p)), abs=price.step)
+    if true is not None and fake is not None and float(price.snap(p)) > float(sc.buyer.ideal(sc.space)[price.name]):
+        assert fake < true
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_stated_priority_is_the_heaviest_issue_besides_price_or_when_lying_the_lightest(seed):
+    sc = generate(seed)
+    rest = [n for n in sc.space.names if n != _price_issue(sc.space).name]
+    assert stated_priority(sc.space, sc.buyer, honest=True) == max(rest, key=lambda n: sc.buyer.weights[n])
+    assert stated_priority(sc.space, sc.buyer, honest=False) == min(rest, key=lambda n: sc.buyer.weights[n])
+
+
+_NOT_ENGLISH = (" que ", " je ", " ich ", " me ", " mi ", " ist ", " c'est ", " per ", " bij ", " um ", " de ", " es ")
+
+
+def test_each_signal_comes_in_many_phrasings_and_languages():
+    for book in (THREATS, HURRY, QUOTES, PRIORITIES):
+        assert len(book) >= 15 and len(set(book)) == len(book)
+        foreign = [p for p in book if any(w in f" {p} " for w in _NOT_ENGLISH) or any(ord(c) > 0x2000 for c in p)]
+        assert len(foreign) >= 4  # some in other languages
+    rng = random.Random(0)
+    forms = {money(1250, "USD", rng) for _ in range(60)}
+    assert {"$1,250", "1250 USD", "1.25k", "one thousand two hundred and fifty dollars"} <= forms
+    assert in_words(2050) == "two thousand and fifty"
+
+
+def test_the_talkers_play_the_suite_and_say_what_they_are():
+    """Every talker of the suite plays: the signal personas say their signal, the control says none."""
+    suite = get_suite("talk")
+    said: dict[str, int] = {}
+    for job in plan(suite, "rule/boulware", limit=80):
+        ep = asyncio.run(
+            run_negotiation(
+                make_party("rule/boulware", "seller"), make_buyer(job, RunOptions()), job.scenario, job.seed
+            )
+        )
+        books = {"threat": THREATS, "hurry": HURRY, "quote": QUOTES, "priority": PRIORITIES}.get(
+            TALK[job.persona].signal or "", ()
+        )
+        heads = [b.split("{")[0] for b in books]
+        said[job.persona] = said.get(job.persona, 0) + sum(
+            1 for t in ep.turns if t.party == "buyer" and any(t.action.message.startswith(h) for h in heads if h)
+        )
+    assert said["plain"] == 0
+    for persona in ("threat", "bluff", "hurry", "priority", "fake_priority"):
+        assert said[persona] > 0, persona
+
+
+# --- the keyword reader -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def space():
+    return generate(0).space  # furniture: price, delivery_days, assembly, payment_terms
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Give me a better price or I walk away.",
+        "That's my final offer, take it or leave it.",
+        "I'll take my business elsewhere.",
+        "Si no mejora la oferta, me voy.",
+        "Sinon je vais voir ailleurs.",
+        "Dann kaufe ich woanders.",
+    ],
+)
+def test_the_reader_reads_threats(space, message):
+    hints = read_hints([message], space)
+    assert hints.threat and hints.threat_credible == UNSURE and hints.source == "keywords"
+
+
+@pytest.mark.parametrize(
+    "message, deadline",
+    [
+        ("I need this done today.", None),
+        ("It's urgent, I'm short on time.", None),
+        ("I can do two more rounds at most.", (5 + 4) / 11),
+        ("Tengo prisa.", None),
+        ("Ich brauche es heute.", None),
+    ],
+)
+def test_the_reader_reads_a_hurry_and_a_stated_deadline(space, message, deadline):
+    hints = read_hints([message], space, turn=6, max_turns=12)
+    assert hints.hurry
+    assert hints.deadline == (pytest.approx(deadline) if deadline is not None else None)
+
+
+@pytest.mark.parametrize(
+    "message, value",
+    [
+        ("I have a quote for $1,050 from the shop down the road.", 1050),
+        ("Another seller offered me the same for 980 USD.", 980),
+        ("Un concurrent me le fait à 1.120 €.", 1120),
+        ("A competitor will do it for 1.2k.", 1200),
+        ("Tengo un presupuesto de 990,50 de otra tienda.", 990.5),
+    ],
+)
+def test_the_reader_reads_a_quoted_price(space, message, value):
+    assert read_hints([message], space).quote == {"price": pytest.approx(value)}
+
+
+@pytest.mark.parametrize(
+    "message, issue",
+    [
+        ("Fast delivery is what matters most to me.", "delivery_days"),
+        ("Payment terms are a deal-breaker for us.", "payment_terms"),
+        ("Lo más importante para mí es el montaje.", "assembly"),
+    ],
+)
+def test_the_reader_reads_stated_priorities(space, message, issue):
+    assert read_hints([message], space).priorities == (issue,)
+
+
+def test_the_reader_stays_quiet_on_plain_bargaining(space):
+    plain = [
+        "Here is my opening proposal: price 1200 USD, delivery days 14, assembly none, payment terms net30.",
+        "That's not quite there for me. How about price 1100 USD, delivery days 7?",
+        "I can move a little: price 1150 USD.",
+        "Deal, that works for me.",
+    ]
+    assert read_hints(plain, space).empty
+
+
+def test_the_reader_reads_only_the_public_words():
+    """Its inputs are the other side's messages, the public outcome space and the clock: nothing private."""
+    params = list(inspect.signature(read_hints).parameters)
+    assert params == ["messages", "space", "turn", "max_turns"]
+
+
+def test_the_reader_cannot_read_what_a_model_could():
+    sc = generate(0)
+    missed = [
+        "Un concurrent me le fait à eleven hundred dollars.",  # a number in words
+        "Bij een andere winkel kan ik het voor 1100 krijgen.",  # Dutch
+        "値下げしないなら他で買います。",  # Japanese
+    ]
+    hints = read_hints(missed, sc.space)
+    assert not hints.quote and not hints.threat
