@@ -250,7 +250,9 @@ def eval_command(
     suite: Annotated[
         str,
         typer.Option(
-            help="Evaluation suite: quick (24 negotiations) or heldout (48 scenarios x 12 personas x 2 buyers = 1,152)."
+            help="Evaluation suite: quick (24 negotiations), heldout (48 scenarios x 12 personas x 2 buyers = 1,152), "
+            "talk (60 scenarios x 8 talking buyers = 480), adversarial (24 attacks); quick@v2 and heldout@v2 are "
+            "their negotiations on generator 2 (the price never above the list price)."
         ),
     ] = "quick",
     limit: Annotated[int | None, typer.Option(help="Run at most N negotiations of the suite.")] = None,
