@@ -34,7 +34,15 @@ class UsageError(NegotiatorError, ValueError):
 
 
 class MoveConflict(UsageError):
-    """The move does not fit where the negotiation stands (ended, not the buyer's turn, stale)."""
+    """The move does not fit where the negotiation stands (ended, not the buyer's turn, stale).
+
+    ``state``, when known, is where the negotiation stands now (a ``SessionState``): what
+    the caller reloads before deciding again.
+    """
+
+    def __init__(self, message: str, state: object = None):
+        super().__init__(message)
+        self.state = state
 
 
 class UnknownSession(UsageError):

@@ -171,3 +171,64 @@ def service_process(tmp_path):
     yield make
     for sp in started:
         sp.stop()
+
+
+def _as_postgres(cmd: list[str]) -> list[str]:
+    # PostgreSQL refuses to run as root: run it as the postgres user the Debian package creates.
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A throwaway PostgreSQL server (initdb + pg_ctl in a temp folder, loopback only) for the whole run.
+
+    Skips, saying why, when the server binaries (Debian's postgresql package: .ci/run installs it)
+    or the ``postgres`` extra are missing.
+    """
+    import glob
+    import shutil
+    import socket
+    import subprocess
+    import tempfile
+
+    pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install 'negotiator-sdk[postgres]'")
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+    if not bins:
+        pytest.skip("no PostgreSQL server binaries in /usr/lib/postgresql (apt-get install postgresql)")
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root without a postgres user: PostgreSQL will not start as root")
+        if shutil.which("runuser") is None:
+            pytest.skip("running as root without runuser: PostgreSQL will not start as root")
+    bindir = bins[-1]
+    root = tempfile.mkdtemp(prefix="negotiator-pg-")
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres", "postgres")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = os.path.join(root, "data")
+    subprocess.run(
+        _as_postgres([f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run(
+        _as_postgres([f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", os.path.join(root, "log"), "-w", "start"]),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            _as_postgres([f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"]), capture_output=True, timeout=120
+        )
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,20 +1,16 @@
 """Sessions on Postgres (langgraph-checkpoint-postgres): a real server, a restart, concurrency.
 
-Starts a throwaway PostgreSQL cluster on loopback; skips when the server binaries or the
-``postgres`` extra are missing (``apt-get install postgresql``, ``pip install 'negotiator-sdk[postgres]'``).
+Uses the throwaway PostgreSQL cluster of tests/conftest.py (``postgres_url``); skips when the
+server binaries or the ``postgres`` extra are missing (``apt-get install postgresql``,
+``pip install 'negotiator-sdk[postgres]'``; .ci/run installs both).
 """
 
 from __future__ import annotations
 
 import asyncio
-import glob
 import json
-import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 
 import pytest
@@ -23,46 +19,6 @@ from negotiator.sessions import BuyerMove, Sessions
 from negotiator.sim import generate
 
 pytest.importorskip("langgraph.checkpoint.postgres", reason="pip install 'negotiator-sdk[postgres]'")
-BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-
-
-def _as_postgres(cmd: list[str]) -> list[str]:
-    # PostgreSQL refuses to run as root: run it as the postgres user the Debian package creates.
-    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
-
-
-@pytest.fixture(scope="module")
-def postgres_url():
-    if not BIN:
-        pytest.skip("no PostgreSQL server binaries (apt-get install postgresql)")
-    bindir = BIN[-1]
-    root = tempfile.mkdtemp(prefix="negotiator-pg-")
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres", "postgres")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    data = os.path.join(root, "data")
-    subprocess.run(
-        _as_postgres([f"{bindir}/initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        _as_postgres([f"{bindir}/pg_ctl", "-D", data, "-o", opts, "-l", os.path.join(root, "log"), "-w", "start"]),
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            _as_postgres([f"{bindir}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"]), capture_output=True, timeout=120
-        )
-        shutil.rmtree(root, ignore_errors=True)
 
 
 async def test_a_session_on_postgres_survives_a_new_process(postgres_url):

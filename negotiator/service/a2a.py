@@ -164,7 +164,11 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
                 reply = _reply(
                     updater,
                     body.message,
-                    {"error": body.model_dump(exclude_none=True), "state": _state_json(opened) if opened else None},
+                    {
+                        "error": body.model_dump(mode="json", exclude_none=True, exclude={"state"}),
+                        # on a conflict, where the negotiation stands now (another replica may have moved it)
+                        "state": _state_json(body.state or opened) if (body.state or opened) else None,
+                    },
                 )
                 if opened is None:
                     await updater.reject(reply)  # nothing was opened: the task ends here

@@ -64,9 +64,15 @@ class Access:
 
 
 def error_response(
-    status: int, code: str, message: str, details: list[dict] | None = None, headers: dict | None = None
+    status: int,
+    code: str,
+    message: str,
+    details: list[dict] | None = None,
+    headers: dict | None = None,
+    state: object = None,
 ) -> JSONResponse:
-    body = ErrorBody(error=code, message=message, details=details).model_dump(exclude_none=True)  # type: ignore[arg-type]
+    full = ErrorBody(error=code, message=message, details=details, state=state).model_dump(mode="json")  # type: ignore[arg-type]
+    body = {k: v for k, v in full.items() if v is not None}  # the state keeps its nulls, as GET shows it
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -262,7 +262,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(MoveConflict)
     async def conflict(request: Request, exc: MoveConflict):
-        return error_response(409, "conflict", str(exc))
+        return error_response(409, "conflict", str(exc), state=exc.state)
 
     @app.exception_handler(UsageError)
     async def usage(request: Request, exc: UsageError):

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..domain.generator import GENERATOR_VERSION, GENERATOR_VERSIONS, generate
 from ..domain.scenario import HardLimits, Listing
+from ..sessions.state import SessionState
 
 
 class CreateNegotiation(BaseModel):
@@ -88,6 +89,9 @@ class ErrorBody(BaseModel):
     error: ErrorCode
     message: str = Field(description="what was wrong and what to do")
     details: list[dict] | None = Field(None, description="per-field problems of an invalid request")
+    state: SessionState | None = Field(
+        None, description="on a conflict (409): where the negotiation stands now, to reload before deciding again"
+    )
 
 
 class AgreementCheck(BaseModel):

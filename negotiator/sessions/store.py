@@ -17,9 +17,15 @@ the session as it was, and the buyer can send the same move again.
 The seller's turn runs outside the graph on purpose: LangGraph would treat the seller's
 own turn graph as a subgraph and checkpoint its internals too.
 
-Concurrency: moves on one session are serialised by a per-session lock, and
-``expected_turn`` refuses a stale move, so two tabs cannot both apply a move. Sessions
-do not share anything else. One process per SQLite file; several processes need Postgres.
+Concurrency: a move is stored only if the negotiation is still at the turn it was computed
+for, by one conditional insert keyed by (negotiation, turn) in the store's own database
+(``ledger``): of several processes (``serve`` replicas on one SQLite file or one
+PostgreSQL database) that computed a move for the same turn, exactly one stores it and
+the others raise ``MoveConflict`` carrying the current state (HTTP 409), and only the
+write that stored a deal returns its agreement record. Within one process, moves on one
+session are also serialised by a per-session lock, so a move without ``expected_turn``
+waits for the one before it and then applies; ``expected_turn`` refuses a stale move
+(double clicks, two tabs).
 
 Session tokens: ``open`` returns a fresh random token with the state (``state.token``),
 shown once. Only its SHA-256 is stored; ``verify_token`` tells whether a token is the one
@@ -39,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 import weakref
@@ -59,10 +66,12 @@ from ..domain.scenario import HardLimits, Listing, Scenario
 from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSession, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
+from .ledger import ledger_for, overlay
 from .moves import BuyerMove, MoveConflict, to_action
 from .state import OpenedSession, SessionState, public_state, replay
 
 TOKEN_PREFIX = "nst_"  # tells a session token from an API key at a glance (and in a leaked log)
+log = logging.getLogger("negotiator.sessions")
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
@@ -154,6 +163,8 @@ class Sessions:
         # its records verify with ``sessions.signing_key.verify_key`` until the process ends.
         self.signing_key = signing_key or SigningKey.generate()
         self._graph = _session_graph(checkpointer)
+        self._ledger = ledger_for(checkpointer)  # where each exchange is stored exactly once (.ledger)
+        self._ledger_ready = False
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._scenarios: dict[str, Listing] = {}  # parsed once per session; scenarios never change
 
@@ -240,7 +251,11 @@ class Sessions:
             limits = HardLimits.model_validate(values["limits"]) if values.get("limits") else None
             moves = [PublicMove.model_validate(m) for m in values["moves"]]
             state = replay(scenario, moves)
-            action = to_action(move, state, scenario.space)
+            at = state.turn  # the turn this move is computed for: stored only if the negotiation is still there
+            try:
+                action = to_action(move, state, scenario.space)
+            except MoveConflict as e:
+                raise MoveConflict(str(e), state=self._public(session_id, values)) from None
             seller_turns: list[dict] = list(values.get("seller_turns", []))
             with self.tracer.start_as_current_span("negotiation.session") as span:
                 span.set_attribute("negotiator.session.id", session_id)
@@ -251,28 +266,52 @@ class Sessions:
                     record_turn(tspan, buyer)
                 action = play(state, scenario.space, "buyer", action)
                 moves.append(PublicMove(party="buyer", action=action))
+                new_turns: list[dict] = []
                 if not state.done:
                     turn = await self._seller_turn(scenario, limits, moves, state, session_id)
-                    seller_turns.append(turn.model_dump(mode="json"))
-                if state.done:
-                    span.set_attribute("negotiator.ended_by", state.ended_by or "")
-                    span.set_attribute("negotiator.deal", state.agreement is not None)
+                    new_turns.append(turn.model_dump(mode="json"))
                 now = _now()
-                update: _Channels = {
-                    "moves": [m.model_dump(mode="json") for m in moves],
-                    "seller_turns": seller_turns,
-                    "updated_at": now,
-                }
                 record = None
                 if state.agreement is not None:
                     record = agreement_record(scenario, session_id, state.agreement, now, self.signing_key)
-                    update["agreement_record"] = record.model_dump(mode="json")
-                await self._commit(session_id, update)
+                change = {
+                    "moves": [m.model_dump(mode="json") for m in moves[at:]],
+                    "seller_turns": new_turns,
+                    "agreement_record": record.model_dump(mode="json") if record else None,
+                    "updated_at": now,
+                }
+                # The commit point: one row per (negotiation, turn), so of several processes that computed
+                # a move for this turn exactly one stores it; the others store nothing and answer 409.
+                if not await self._claim(session_id, at, change):
+                    current = await self.get(session_id)
+                    span.set_attribute("negotiator.session.conflict", True)
+                    raise MoveConflict(
+                        f"another request moved this negotiation first: it now stands at move {current.turn} "
+                        f"({current.status}), your move was made at move {at} and was not applied; reload the "
+                        "state and decide again",
+                        state=current,
+                    )
+                if state.done:
+                    span.set_attribute("negotiator.ended_by", state.ended_by or "")
+                    span.set_attribute("negotiator.deal", state.agreement is not None)
+                update: _Channels = {
+                    "moves": [m.model_dump(mode="json") for m in moves],
+                    "seller_turns": seller_turns + new_turns,
+                    "updated_at": now,
+                }
+                if record is not None:
+                    update["agreement_record"] = change["agreement_record"]
+                try:
+                    await self._commit(session_id, update)
+                except Exception:  # the ledger row is the record; the checkpoint is a cache
+                    log.warning("session %s: move stored, checkpoint not written", session_id, exc_info=True)
         return public_state(session_id, scenario, moves, values["created_at"], now, agreement_record=record)
 
     async def get(self, session_id: str) -> SessionState:
         """The session's public state and transcript."""
-        values = await self._load(session_id)
+        return self._public(session_id, await self._load(session_id))
+
+    def _public(self, session_id: str, values: _Channels) -> SessionState:
         moves = [PublicMove.model_validate(m) for m in values["moves"]]
         record = values.get("agreement_record")
         return public_state(
@@ -343,7 +382,17 @@ class Sessions:
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
         if not snapshot.values.get("scenario"):
             raise UnknownSession(f"no negotiation with id {session_id!r}; open one first")
-        return snapshot.values  # type: ignore[return-value]
+        await self._ledger_setup()
+        return overlay(snapshot.values, await self._ledger.rows(session_id))  # type: ignore[return-value]
+
+    async def _claim(self, session_id: str, turn: int, change: dict[str, Any]) -> bool:
+        await self._ledger_setup()
+        return await self._ledger.claim(session_id, turn, change)
+
+    async def _ledger_setup(self) -> None:
+        if not self._ledger_ready:
+            await self._ledger.setup()
+            self._ledger_ready = True
 
     async def _commit(self, session_id: str, update: _Channels) -> None:
         # durability="sync": the checkpoint is on disk before the caller hears back.

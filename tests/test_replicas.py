@@ -1,0 +1,134 @@
+"""Several processes on one store: each move stored exactly once, every answer true to the store.
+
+The race runs real ``negotiator serve`` processes (benchmarks/replicas.py starts and drives
+them) on one SQLite file and on a real PostgreSQL server, posts conflicting moves made for
+the same turn to every replica at once (different offers; an accept against a walk-away),
+and checks every answer against what is stored afterwards. The assertions are invariants
+over all answers, never who wins a race: exactly one 200 per contested turn, each 409
+carrying the newer state, every acknowledged move in the stored transcript, every agreement
+answered stored as that deal. Before the turn ledger, two processes both answered 200 at
+every contested turn and the store kept one of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sqlite3
+import sys
+from pathlib import Path
+
+from negotiator.errors import MoveConflict
+from negotiator.sessions import BuyerMove, Sessions
+from negotiator.sessions.ledger import overlay
+from negotiator.sim import generate
+
+_spec = importlib.util.spec_from_file_location(
+    "replicas_benchmark", Path(__file__).resolve().parent.parent / "benchmarks" / "replicas.py"
+)
+assert _spec is not None and _spec.loader is not None
+replicas = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = replicas  # dataclasses look their module up there
+_spec.loader.exec_module(replicas)
+
+
+def _assert_exactly_once(tally, rounds: int) -> None:
+    assert tally.problems == [], tally.problems[:5]
+    assert tally.rounds == rounds and tally.answers == rounds * 3
+    assert (tally.double_applied, tally.lost, tally.agreement_without_deal) == (0, 0, 0)
+    assert (tally.errors, tally.stalled, tally.conflict_without_state) == (0, 0, 0)
+    assert tally.ok == rounds and tally.conflicts == 2 * rounds  # one winner per turn; the others 409
+    assert tally.deals + tally.no_deals >= 3  # accept/walk-away pairs were raced, not only offers
+
+
+def test_three_serve_processes_on_one_sqlite_file_store_each_move_once(tmp_path):
+    tally = replicas.run(str(tmp_path / "negotiations.sqlite"), replicas=3, rounds=15)
+    _assert_exactly_once(tally, 15)
+    # What is stored, read without the service: one ledger row per acknowledged exchange.
+    with sqlite3.connect(tmp_path / "negotiations.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM negotiator_turns").fetchone()[0] == tally.ok
+
+
+def test_three_serve_processes_on_one_postgres_database_store_each_move_once(postgres_url):
+    tally = replicas.run(postgres_url, replicas=3, rounds=15)
+    _assert_exactly_once(tally, 15)
+
+
+async def test_two_stores_on_one_file_race_an_accept_against_a_walk_away(tmp_path):
+    """The SDK face: two ``Sessions`` (two connections, as two processes have) on one SQLite file."""
+    store = tmp_path / "s.sqlite"
+    sc = generate(0)
+    async with (
+        Sessions.connect("scripted/boulware?latency=0.02", store) as a,
+        Sessions.connect("scripted/boulware?latency=0.02", store) as b,
+    ):
+        st = await a.open(sc)
+        st = await a.move(st.id, BuyerMove.offer({**sc.buyer.ideal(sc.space), "price": 600}, expected_turn=st.turn))
+        assert st.seller_offer is not None
+        t = st.turn
+        results = await asyncio.gather(
+            a.move(st.id, BuyerMove.accept(expected_turn=t)),
+            b.move(st.id, BuyerMove.walk_away(expected_turn=t)),
+            return_exceptions=True,
+        )
+        won = [r for r in results if not isinstance(r, BaseException)]
+        lost = [r for r in results if isinstance(r, MoveConflict)]
+        assert len(won) == 1 and len(lost) == 1, results
+        assert lost[0].state is not None and lost[0].state.turn == t + 1  # the loser hears where it stands now
+        for s in (a, b):
+            stored = await s.get(st.id)
+            assert stored.transcript == won[0].transcript and stored.status == won[0].status
+            assert stored.agreement_record == won[0].agreement_record
+            assert (stored.status == "deal") == (stored.agreement_record is not None)
+
+
+async def test_a_move_without_expected_turn_that_loses_the_store_is_refused_not_applied_twice(tmp_path):
+    store = tmp_path / "s.sqlite"
+    sc = generate(0)
+    async with (
+        Sessions.connect("scripted/boulware?latency=0.05", store) as a,
+        Sessions.connect("scripted/boulware?latency=0.05", store) as b,
+    ):
+        st = await a.open(sc)
+        offer = {**sc.buyer.ideal(sc.space), "price": 600}
+        results = await asyncio.gather(
+            a.move(st.id, BuyerMove.offer(offer, "from a")),
+            b.move(st.id, BuyerMove.offer(offer, "from b")),
+            return_exceptions=True,
+        )
+        won = [r for r in results if not isinstance(r, BaseException)]
+        assert len(won) == 1 and isinstance([r for r in results if r not in won][0], MoveConflict)
+        stored = await b.get(st.id)
+        assert stored.transcript == won[0].transcript and stored.turn == 2
+
+
+def test_a_checkpoint_written_late_does_not_hide_a_newer_exchange():
+    """The ledger, not the latest checkpoint, is the record: exchanges laid over in turn order."""
+    m = [{"party": p, "action": {"action": "make_offer", "terms": {"x": i}}} for i, p in enumerate("bsbsbs")]
+    rows = [
+        (0, {"moves": m[0:2], "seller_turns": [{"index": 1}], "updated_at": "t2"}),
+        (2, {"moves": m[2:4], "seller_turns": [{"index": 3}], "updated_at": "t4"}),
+        (4, {"moves": m[4:6], "seller_turns": [{"index": 5}], "updated_at": "t6", "agreement_record": {"r": 1}}),
+    ]
+    stale = {"moves": m[0:2], "seller_turns": [{"index": 1}], "updated_at": "t2", "created_at": "t0"}
+    got = overlay(stale, rows)
+    assert got["moves"] == m and [t["index"] for t in got["seller_turns"]] == [1, 3, 5]
+    assert got["updated_at"] == "t6" and got["agreement_record"] == {"r": 1} and got["created_at"] == "t0"
+    # A session stored before the ledger existed: its checkpoint's moves come first.
+    old = {"moves": m[0:4], "seller_turns": [{"index": 1}, {"index": 3}], "updated_at": "t4"}
+    assert overlay(old, rows[2:])["moves"] == m
+    assert overlay(old, [])["moves"] == m[0:4]
+
+
+def test_a_409_carries_the_state_the_negotiation_has_now(service_process):
+    import httpx
+
+    sp = service_process()
+    st = httpx.post(f"{sp.base_url}/v1/negotiations", json={"seed": 0}, headers=sp.headers).json()
+    move = {"action": "offer", "terms": replicas._offer(st["scenario"], 0, 3), "expected_turn": st["turn"]}
+    first = httpx.post(f"{sp.base_url}/v1/negotiations/{st['id']}/moves", json=move, headers=sp.headers)
+    assert first.status_code == 200
+    again = httpx.post(f"{sp.base_url}/v1/negotiations/{st['id']}/moves", json=move, headers=sp.headers)
+    assert again.status_code == 409
+    body = again.json()
+    assert body["error"] == "conflict" and body["state"] == first.json()
