@@ -100,6 +100,10 @@ class Unreachable(ProviderError):
     """A model endpoint could not be reached before a run started (the CLI exits with 3)."""
 
 
+class StoreUnreachable(Unreachable):
+    """The session store (a PostgreSQL server) could not be reached when the service started (exit 3)."""
+
+
 class ProtocolError(NegotiatorError):
     """An action the protocol does not allow at this point (e.g. accepting nothing)."""
 
@@ -167,6 +171,7 @@ __all__ = [
     "TraceError",
     "Unauthorised",
     "UnknownSession",
+    "StoreUnreachable",
     "Unreachable",
     "UsageError",
 ]

@@ -229,4 +229,23 @@ def test_serve_refuses_a_store_it_cannot_open(a_file, tmp_path):
     usage_error(serve(str(a_file / "negotiations.sqlite")), f"--store's folder {a_file} is a file")
     usage_error(serve(str(tmp_path)), f"--store {tmp_path} is a folder")
     usage_error(serve(str(a_file)), f"--store {a_file} is not a SQLite database")
+    usage_error(serve("mysql://shop:pw@db/negotiations"), "unknown store URL scheme 'mysql'", "postgresql:// URL")
+    usage_error(serve("Postgres://db/negotiations"), "unknown store URL scheme 'Postgres'")
+    usage_error(serve("postgresql://shop:s3cret@[db"), "is not a valid PostgreSQL URL")
+    assert "s3cret" not in said(serve("postgresql://shop:s3cret@[db"))
     assert a_file.read_text() == "not a folder\n"
+
+
+def test_serve_on_a_postgres_server_it_cannot_reach_is_one_line_and_exit_3():
+    import socket
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = cli(
+        "serve", "--no-auth", "--seller", "rule/boulware", "--store", f"postgresql://shop:s3cret@127.0.0.1:{port}/db"
+    )
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "s3cret" not in said(r), r.stderr
+    assert said(r).startswith(f"store unreachable: --store postgresql://shop:***@127.0.0.1:{port}/db: cannot connect")
+    assert "check that the server is running" in said(r)

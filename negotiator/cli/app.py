@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import RemoteRequestBlocked, Unreachable, UsageError
+from ..errors import RemoteRequestBlocked, StoreUnreachable, Unreachable, UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
@@ -136,7 +136,8 @@ def main() -> None:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}")
         sys.exit(EXIT_USAGE)
     except Unreachable as e:
-        err_console.print(f"[bold red]model unreachable:[/] {escape(str(e))}")
+        what = "store unreachable" if isinstance(e, StoreUnreachable) else "model unreachable"
+        err_console.print(f"[bold red]{what}:[/] {escape(str(e))}")
         sys.exit(EXIT_UNREACHABLE)
     except KeyboardInterrupt:
         err_console.print("interrupted")

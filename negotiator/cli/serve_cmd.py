@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import StoreUnreachable, UsageError
 from .app import DEFAULT_SELLER, app, err_console, output_folder
 
 MIN_KEY_CHARS = 16
@@ -32,9 +33,25 @@ def api_key_from_env(no_auth: bool) -> str | None:
     return key
 
 
+_URL_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def shown_url(url: str) -> str:
+    """``url`` with any password replaced by ***, fit for a message or a log."""
+    return re.sub(r"(//[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
 def check_store(store: str) -> None:
-    """A SQLite store the service can open: its folder writable, the file (if any) a SQLite database."""
-    if store.startswith(("postgres://", "postgresql://")):
+    """A store the service can open: a reachable PostgreSQL server for a ``postgresql://`` URL; for a
+    SQLite file, its folder writable and the file (if any) a SQLite database. Any other URL is refused."""
+    scheme = _URL_SCHEME.match(store)
+    if scheme is not None:
+        if scheme.group(1) not in ("postgres", "postgresql"):
+            raise UsageError(
+                f"--store {shown_url(store)}: unknown store URL scheme {scheme.group(1)!r}; give a SQLite file path "
+                "(negotiations.sqlite) or a postgresql:// URL"
+            )
+        check_postgres(store)
         return
     import sqlite3
     from pathlib import Path
@@ -53,6 +70,33 @@ def check_store(store: str) -> None:
             raise UsageError(
                 f"--store {store} is not a SQLite database ({e}); give another file, or move this one away"
             ) from None
+
+
+def check_postgres(url: str) -> None:
+    """Connect once to the PostgreSQL server ``url`` names: UsageError for a bad URL or a missing extra,
+    StoreUnreachable (exit 3) when the server cannot be reached or refuses the login."""
+    try:
+        import psycopg
+    except ImportError:
+        raise UsageError(
+            "a Postgres store needs langgraph-checkpoint-postgres: pip install 'negotiator-sdk[postgres]'"
+        ) from None
+    try:
+        with psycopg.connect(url, connect_timeout=5) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.ProgrammingError as e:  # a URL libpq cannot parse
+        said = _one_line(e).replace(url, shown_url(url))  # libpq may quote the URL, password and all
+        raise UsageError(f"--store {shown_url(url)} is not a valid PostgreSQL URL ({said})") from None
+    except psycopg.Error as e:
+        said = _one_line(e).replace(url, shown_url(url))
+        raise StoreUnreachable(
+            f"--store {shown_url(url)}: cannot connect to PostgreSQL ({said}); check that the server is "
+            "running and the URL's host, port, user, password and database"
+        ) from None
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())[:300] or type(e).__name__
 
 
 @app.command("serve")
