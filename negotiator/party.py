@@ -107,6 +107,11 @@ class PartyView(BaseModel):
         negotiation_id: str = "",
     ) -> PartyView:
         """The view of ``role`` in ``scenario`` after ``transcript``."""
+        if limits is not None:
+            try:
+                limits = limits.on(scenario.space)  # "NONE" forbids the option none
+            except ValueError:
+                pass  # refused where the limits were given (Listing.check_limits); kept as they are here
         return cls(
             role=role,
             scenario=scenario.public(),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import unicodedata
 from functools import cached_property
 from typing import Annotated, Literal, Union
 
@@ -178,9 +179,9 @@ class DiscreteIssue(_IssueBase):
         Raises ValueError naming the options when none fits."""
         if not isinstance(value, bool) and value in self.options:
             return self.canonical(value)  # type: ignore[arg-type]
-        key = str(value).strip().casefold()
+        key = _option_key(value)
         for option in self.options:
-            if str(option).strip().casefold() == key:
+            if _option_key(option) == key:
                 return option
         x = _number(value)
         numeric = [o for o in self.options if isinstance(o, (int, float)) and not isinstance(o, bool)]
@@ -192,6 +193,28 @@ class DiscreteIssue(_IssueBase):
     def describe(self) -> str:
         unit = f" {self.unit}" if self.unit else ""
         return "one of " + ", ".join(str(o) for o in self.options) + unit
+
+    def option_named(self, value: object) -> Value:
+        """The option ``value`` names, written as the listing writes it: the option itself, or one that differs
+        only in case, spacing, Unicode compatibility forms (fullwidth ``３``) or type ("3", "3.0", " 3" for 3).
+        Unlike ``normalise``, never the nearest of an ordered issue's options: a limit must name what it forbids.
+        Raises ValueError naming the options when ``value`` names none, or several."""
+        if not isinstance(value, bool) and value in self.options:
+            return self.canonical(value)  # type: ignore[arg-type]
+        key = _option_key(value)
+        named = [o for o in self.options if _option_key(o) == key]
+        if not named and not isinstance(value, bool):
+            x = _number(unicodedata.normalize("NFKC", value) if isinstance(value, str) else value)
+            if x is not None:
+                named = [o for o in self.options if isinstance(o, (int, float)) and not isinstance(o, bool) and o == x]
+        if len(named) == 1:
+            return named[0]
+        allowed = ", ".join(repr(o) for o in self.options)
+        if named:
+            raise ValueError(
+                f"{value!r} could be any of {', '.join(repr(o) for o in named)}; write it as the listing does"
+            )
+        raise ValueError(f"{value!r} is not one of the options {allowed}")
 
 
 Issue = Annotated[NumericIssue | DiscreteIssue, Field(discriminator="kind")]
@@ -305,6 +328,12 @@ class OutcomeSpace(BaseModel):
             unit = f" {issue.unit}" if issue.unit else ""
             parts.append(f"{issue.name}={_fmt(v) if isinstance(v, (int, float)) else v}{unit}")
         return ", ".join(parts)
+
+
+def _option_key(value: object) -> str:
+    """How an option is compared when written by hand: Unicode compatibility forms folded (NFKC), spacing
+    at the ends and case ignored."""
+    return unicodedata.normalize("NFKC", str(value)).strip().casefold()
 
 
 def _number(value: object) -> float | None:

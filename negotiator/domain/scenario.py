@@ -55,7 +55,33 @@ class HardLimits(BaseModel):
         mu = [x for x in (self.min_utility, other.min_utility) if x is not None]
         return HardLimits(minimum=lo, maximum=hi, forbidden=fb, min_utility=max(mu) if mu else None)
 
+    def on(self, space: OutcomeSpace) -> HardLimits:
+        """These limits as ``space`` writes its options: each forbidden option put on the issue's own option
+        (``DiscreteIssue.option_named``: case, spacing, Unicode forms and numbers as text, as a buyer's offer
+        is read), so that "NONE" forbids ``none``. ValueError saying which limit names no option of its issue."""
+        forbidden: dict[str, tuple[Value, ...]] = {}
+        for k, opts in self.forbidden.items():
+            if k not in space.names or not isinstance(space.issue(k), DiscreteIssue):
+                raise ValueError(
+                    f"forbidden options for {k!r}: not a discrete issue of this scenario ({', '.join(space.names)})"
+                )
+            issue = space.issue(k)
+            assert isinstance(issue, DiscreteIssue)
+            named: list[Value] = []
+            for o in opts:
+                try:
+                    named.append(issue.option_named(o))
+                except ValueError as e:
+                    raise ValueError(f"forbidden option for {k!r}: {e}") from None
+            forbidden[k] = tuple(dict.fromkeys(named))
+        same = all(
+            len(forbidden[k]) == len(v) and all(type(a) is type(b) and a == b for a, b in zip(forbidden[k], v))
+            for k, v in self.forbidden.items()
+        )
+        return self if same else self.model_copy(update={"forbidden": forbidden})
+
     def check_space(self, space: OutcomeSpace) -> None:
+        named = self.on(space)  # raises for a forbidden option that names no option
         for k in [*self.minimum, *self.maximum]:
             if k not in space.names or not isinstance(space.issue(k), NumericIssue):
                 raise ValueError(f"limit on {k!r}: not a numeric issue of this scenario ({space.names})")
@@ -73,9 +99,7 @@ class HardLimits(BaseModel):
                 raise ValueError(
                     f"maximum {k} {_fmt(hi)} is below the issue's range {issue.describe()}: nothing could be offered"
                 )
-        for k, opts in self.forbidden.items():
-            if k not in space.names or not isinstance(space.issue(k), DiscreteIssue):
-                raise ValueError(f"forbidden options for {k!r}: not a discrete issue of this scenario")
+        for k, opts in named.forbidden.items():
             issue = space.issue(k)
             assert isinstance(issue, DiscreteIssue)
             if set(opts) >= set(issue.options):
@@ -193,6 +217,8 @@ class Listing(BaseModel):
             except ValueError as e:
                 raise ValueError(f"{side} preferences: {e}") from None
         self.seller_limits.check_space(self.space)
+        # Forbidden options as the issues write them ("NONE" forbids none): every later check compares exactly.
+        object.__setattr__(self, "seller_limits", self.seller_limits.on(self.space))
         return self
 
     @cached_property
@@ -229,6 +255,7 @@ class Listing(BaseModel):
         they do not fit this listing or leave the seller no offer it could make."""
         if limits is None:
             return self.seller_limits
+        limits = limits.on(self.space)
         limits.check_space(self.space)
         merged = self.seller_limits.merged(limits)
         merged.check_space(self.space)

@@ -101,7 +101,7 @@ class LLMParty:
                     f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
                     f"are {', '.join(view.space.names)}"
                 ) from None
-            view = view.model_copy(update={"limits": view.limits.merged(self.limits)})
+            view = view.model_copy(update={"limits": view.limits.merged(self.limits.on(view.space))})
         return await self._turn(view)
 
     async def _turn(self, view: PartyView) -> TurnRecord:

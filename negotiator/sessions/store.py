@@ -434,6 +434,7 @@ def _checked(scenario: Listing | dict, limits: HardLimits | dict | None) -> tupl
         raise UsageError(f"invalid limits: {_first_error(e)}") from None
     try:
         sc.check_limits(lim)
+        lim = lim.on(sc.space) if lim is not None else None  # stored as the listing writes its options
     except ValueError as e:
         raise UsageError(f"invalid limits: {e}") from None
     return sc, lim
