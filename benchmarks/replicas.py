@@ -23,10 +23,11 @@ a scripted seller with a little latency (``scripted/boulware?latency=0.05``) so 
 replica computes its move on the same state before any of them stores it: the race is at
 the store, not in front of it.
 
-    python benchmarks/replicas.py [--replicas 3] [--rounds 24] [--store postgresql://...]
+    python benchmarks/replicas.py [--replicas 3] [--rounds 24] [--store postgresql://...] [--before ../old]
 
-Run against another checkout's code with PYTHONPATH pointing at it (the "before" figures in
-docs/service.md come from the commit before the turn ledger).
+``--before`` races another checkout's code (its replicas run with PYTHONPATH set to it) in the
+same run, side by side with this one: the "before" column of docs/service.md is the commit
+before the turn ledger.
 """
 
 from __future__ import annotations
@@ -115,11 +116,13 @@ class Replica:
                 self.proc.wait()
 
 
-def start_replicas(store: str, n: int, workdir: Path, seller: str = SELLER) -> list[Replica]:
+def start_replicas(
+    store: str, n: int, workdir: Path, seller: str = SELLER, env: dict[str, str] | None = None
+) -> list[Replica]:
     """``n`` serve processes on ``store``, sharing one API key and one agreement signing key."""
     from negotiator.agreements import SIGNING_KEY_ENV, SigningKey
 
-    env = {**os.environ, "NEGOTIATOR_API_KEY": KEY, SIGNING_KEY_ENV: SigningKey.generate().export()}
+    env = {**os.environ, **(env or {}), "NEGOTIATOR_API_KEY": KEY, SIGNING_KEY_ENV: SigningKey.generate().export()}
     replicas: list[Replica] = []
     try:
         for _ in range(n):  # one after the other: the first creates the store's tables
@@ -231,10 +234,12 @@ def race(urls: list[str], rounds: int, seed: int = 0) -> Tally:
     return tally
 
 
-def run(store: str | None, replicas: int, rounds: int, seller: str = SELLER) -> Tally:
+def run(store: str | None, replicas: int, rounds: int, seller: str = SELLER, code: str | None = None) -> Tally:
+    """The race on ``store`` (default: a fresh SQLite file); ``code``: the checkout the replicas run."""
     with tempfile.TemporaryDirectory(prefix="negotiator-replicas-") as tmp:
         work = Path(tmp)
-        procs = start_replicas(store or str(work / "negotiations.sqlite"), replicas, work, seller)
+        env = {"PYTHONPATH": str(Path(code).resolve())} if code else None
+        procs = start_replicas(store or str(work / "negotiations.sqlite"), replicas, work, seller, env)
         try:
             return race([p.url for p in procs], rounds)
         finally:
@@ -242,29 +247,49 @@ def run(store: str | None, replicas: int, rounds: int, seller: str = SELLER) -> 
                 p.stop()
 
 
+COUNTS = (
+    "rounds",
+    "answers",
+    "ok",
+    "conflicts",
+    "errors",
+    "double_applied",
+    "lost",
+    "agreement_without_deal",
+    "conflict_without_state",
+    "stalled",
+    "deals",
+    "no_deals",
+)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--replicas", type=int, default=3, choices=(2, 3, 4))
     ap.add_argument("--rounds", type=int, default=24, help="contested turns")
-    ap.add_argument("--store", default=None, help="a postgresql:// URL (default: a fresh SQLite file)")
+    ap.add_argument("--store", default=None, help="a postgresql:// URL (default: a fresh SQLite file per run)")
+    ap.add_argument(
+        "--before", default=None, help="another checkout (its root folder) to race side by side with this one"
+    )
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
     args = ap.parse_args()
-    import negotiator
-
-    t0 = time.perf_counter()
-    tally = run(args.store, args.replicas, args.rounds)
+    here = str(Path(__file__).resolve().parent.parent)
+    codes = [args.before, here] if args.before else [here]
+    results: dict[str, Tally] = {}
+    for code in codes:
+        t0 = time.perf_counter()
+        results[code] = run(args.store, args.replicas, args.rounds, code=code)
+        print(f"{code}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     where = "PostgreSQL" if args.store else "SQLite"
-    print(f"code: {Path(negotiator.__file__).parent.parent}  store: {where}  replicas: {args.replicas}")
-    print(f"{'contested turns':<24}{tally.rounds:>6}")
-    for name in ("answers", "ok", "conflicts", "errors", "double_applied", "lost", "agreement_without_deal"):
-        print(f"{name:<24}{getattr(tally, name):>6}")
-    for name in ("conflict_without_state", "stalled", "deals", "no_deals"):
-        print(f"{name:<24}{getattr(tally, name):>6}")
-    print(f"wall time {time.perf_counter() - t0:.1f} s")
-    for p in tally.problems[:10]:
-        print("  ", p)
+    print(f"{args.replicas} replicas on {where}, {args.rounds} contested turns")
+    print(f"{'':<24}" + "".join(f"{('before' if c == args.before else 'this'):>10}" for c in codes))
+    for name in COUNTS:
+        print(f"{name:<24}" + "".join(f"{getattr(results[c], name):>10}" for c in codes))
+    for c in codes:
+        for p in results[c].problems[:5]:
+            print(f"  {('before' if c == args.before else 'this')}: {p}")
     if args.json:
-        args.json.write_text(json.dumps(asdict(tally), indent=2))
+        args.json.write_text(json.dumps({c: asdict(t) for c, t in results.items()}, indent=2))
 
 
 if __name__ == "__main__":
