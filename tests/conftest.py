@@ -123,7 +123,7 @@ class ServiceProcess:
         else:
             cmd.append("--no-auth")
         self.starts += 1
-        self.log = self.workdir / f"service-{self.starts}.log"
+        self.log = self.workdir / f"service-{self.port}-{self.starts}.log"  # replicas share a workdir
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir)
         deadline = time.monotonic() + 60

@@ -18,6 +18,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import httpx
+
 from negotiator.errors import MoveConflict
 from negotiator.sessions import BuyerMove, Sessions
 from negotiator.sessions.ledger import overlay
@@ -132,3 +134,37 @@ def test_a_409_carries_the_state_the_negotiation_has_now(service_process):
     assert again.status_code == 409
     body = again.json()
     assert body["error"] == "conflict" and body["state"] == first.json()
+
+
+async def test_mcp_and_a2a_answer_a_move_another_replica_stored_first_with_a_conflict_and_where_it_stands(
+    service_process,
+):
+    """Two replicas on one store (the fixture's processes share one SQLite file)."""
+    from a2a.helpers import new_data_part
+    from test_protocols import MCP, _a2a, _reply, _send
+
+    a, b = service_process(), service_process()
+    sc = generate(0)
+    terms = {**sc.buyer.ideal(sc.space), "price": 600}
+    async with MCP(a.base_url, a.key) as on_a, MCP(b.base_url, b.key) as on_b:
+        st = (await on_a.call("open_negotiation", seed=0)).structured_content
+        moved = await on_a.call("make_offer", negotiation_id=st["id"], terms=terms, expected_turn=0)
+        assert not moved.is_error and moved.structured_content["turn"] == 2
+        late = await on_b.call("make_offer", negotiation_id=st["id"], terms=terms, expected_turn=0)
+        assert late.is_error and "conflict: the negotiation has moved on: it stands at move 2" in late.content[0].text
+    http, client = await _a2a(b.base_url, b.key)
+    try:
+        task = await _send(client, [new_data_part({"seed": 0})])
+        ok = httpx.post(
+            f"{a.base_url}/v1/negotiations/{task.id}/moves",
+            json={"action": "offer", "terms": terms, "expected_turn": 0},
+            headers=a.headers,
+        )
+        assert ok.status_code == 200
+        late = await _send(client, [new_data_part({"action": "offer", "terms": terms, "expected_turn": 0})], task)
+        text, data = _reply(late)
+        assert data["error"]["error"] == "conflict" and "it stands at move 2" in text
+        assert data["state"]["turn"] == 2 and data["state"]["transcript"] == ok.json()["transcript"]
+    finally:
+        await client.close()
+        await http.aclose()

@@ -167,7 +167,7 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
                     {
                         "error": body.model_dump(mode="json", exclude_none=True, exclude={"state"}),
                         # on a conflict, where the negotiation stands now (another replica may have moved it)
-                        "state": _state_json(body.state or opened) if (body.state or opened) else None,
+                        "state": _state_json(now) if (now := body.state or opened) is not None else None,
                     },
                 )
                 if opened is None:
