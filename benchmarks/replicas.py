@@ -24,6 +24,7 @@ replica computes its move on the same state before any of them stores it: the ra
 the store, not in front of it.
 
     python benchmarks/replicas.py [--replicas 3] [--rounds 24] [--store postgresql://...] [--before ../old]
+    python benchmarks/replicas.py --cost 200 --before ../old    # what the ledger costs a move, in one process
 
 ``--before`` races another checkout's code (its replicas run with PYTHONPATH set to it) in the
 same run, side by side with this one: the "before" column of docs/service.md is the commit
@@ -247,6 +248,45 @@ def run(store: str | None, replicas: int, rounds: int, seller: str = SELLER, cod
                 p.stop()
 
 
+_COST = """
+import asyncio, json, os, sys, tempfile, time
+from negotiator.sessions import BuyerMove, Sessions
+from negotiator.sim import generate
+
+async def main(n):
+    sc = generate(0)
+    offer = {**sc.buyer.ideal(sc.space), "price": 510}  # low: the seller never accepts, the moves go on
+    times = []
+    with tempfile.TemporaryDirectory() as d:
+        async with Sessions.connect("scripted/boulware", os.path.join(d, "s.sqlite")) as s:
+            while len(times) < n:
+                st = await s.open(sc)
+                while st.status == "open" and len(times) < n:
+                    t0 = time.perf_counter()
+                    st = await s.move(st.id, BuyerMove.offer(offer, expected_turn=st.turn))
+                    await s.get(st.id)
+                    times.append(time.perf_counter() - t0)
+    print(json.dumps(sorted(times)))
+
+asyncio.run(main(int(sys.argv[1])))
+"""
+
+
+def move_cost(codes: list[str], moves: int, repeats: int = 5) -> dict[str, list[float]]:
+    """Median seconds of one move and one read (``Sessions`` on SQLite, zero-latency seller) per code,
+    the codes alternating ``repeats`` times so that a change in the machine's load hits both alike."""
+    medians: dict[str, list[float]] = {c: [] for c in codes}
+    for _ in range(repeats):
+        for code in codes:
+            env = {**os.environ, "PYTHONPATH": code}
+            out = subprocess.run(
+                [sys.executable, "-c", _COST, str(moves)], env=env, capture_output=True, text=True, check=True
+            )
+            times = json.loads(out.stdout.strip().splitlines()[-1])
+            medians[code].append(times[len(times) // 2])
+    return medians
+
+
 COUNTS = (
     "rounds",
     "answers",
@@ -272,9 +312,28 @@ def main() -> None:
         "--before", default=None, help="another checkout (its root folder) to race side by side with this one"
     )
     ap.add_argument("--json", type=Path, default=None, help="also write the counts here")
+    ap.add_argument(
+        "--cost",
+        type=int,
+        default=0,
+        metavar="MOVES",
+        help="instead of the race: the time of a move and a read in one process (SQLite), MOVES per run",
+    )
+    ap.add_argument("--repeats", type=int, default=5, help="--cost: runs per code, alternating")
     args = ap.parse_args()
     here = str(Path(__file__).resolve().parent.parent)
-    codes = [args.before, here] if args.before else [here]
+    codes = [str(Path(args.before).resolve()), here] if args.before else [here]
+    if args.cost:
+        medians = move_cost(codes, args.cost, args.repeats)
+        for c in codes:
+            runs = " ".join(f"{1000 * m:.2f}" for m in medians[c])
+            label = "before" if c != here else "this"
+            print(f"{label:<8}median move+read per run (ms): {runs}")
+        if len(codes) == 2:
+            diffs = sorted(1000 * (b - a) for a, b in zip(medians[codes[0]], medians[codes[1]], strict=True))
+            print("this - before, per run (ms): " + " ".join(f"{d:+.2f}" for d in diffs))
+            print(f"median difference: {diffs[len(diffs) // 2]:+.2f} ms")
+        return
     results: dict[str, Tally] = {}
     for code in codes:
         t0 = time.perf_counter()
@@ -282,12 +341,12 @@ def main() -> None:
         print(f"{code}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     where = "PostgreSQL" if args.store else "SQLite"
     print(f"{args.replicas} replicas on {where}, {args.rounds} contested turns")
-    print(f"{'':<24}" + "".join(f"{('before' if c == args.before else 'this'):>10}" for c in codes))
+    print(f"{'':<24}" + "".join(f"{('before' if c != here else 'this'):>10}" for c in codes))
     for name in COUNTS:
         print(f"{name:<24}" + "".join(f"{getattr(results[c], name):>10}" for c in codes))
     for c in codes:
         for p in results[c].problems[:5]:
-            print(f"  {('before' if c == args.before else 'this')}: {p}")
+            print(f"  {('before' if c != here else 'this')}: {p}")
     if args.json:
         args.json.write_text(json.dumps({c: asdict(t) for c, t in results.items()}, indent=2))
 
