@@ -68,12 +68,16 @@ class SqliteLedger(Ledger):
 
     async def claim(self, session_id: str, turn: int, change: dict[str, Any]) -> bool:
         async with self._saver.lock:
-            cur = await self._saver.conn.execute(
-                f"INSERT OR IGNORE INTO {TABLE} (session_id, turn, change) VALUES (?, ?, ?)",
-                (session_id, turn, json.dumps(change)),
-            )
-            won = cur.rowcount == 1
-            await self._saver.conn.commit()
+            try:
+                cur = await self._saver.conn.execute(
+                    f"INSERT OR IGNORE INTO {TABLE} (session_id, turn, change) VALUES (?, ?, ?)",
+                    (session_id, turn, json.dumps(change)),
+                )
+                won = cur.rowcount == 1
+                await self._saver.conn.commit()
+            except BaseException:  # a busy store past its timeout: nothing stored, no transaction left open
+                await self._saver.conn.rollback()
+                raise
         return won
 
     async def rows(self, session_id: str) -> list[tuple[int, dict[str, Any]]]:
