@@ -226,7 +226,17 @@ def verify_agreement(record: AgreementRecord | dict | str, key: Any) -> Agreemen
     if parsed.signature.key_id != vk.key_id:
         raise InvalidAgreement(f"signed by key {parsed.signature.key_id}, not by this key ({vk.key_id})")
     try:
-        vk._key.verify(_unb64(parsed.signature.value), parsed.payload())
+        signature = _unb64(parsed.signature.value)
+    except UsageError:
+        signature = b""
+    if not signature or _b64(signature) != parsed.signature.value:
+        # One agreement, one signature string: a checkout that keys on it must not see padded,
+        # "+/" or other-trailing-bit spellings of the same bytes as other agreements.
+        raise InvalidAgreement(
+            "the signature is not in canonical base64url (no padding, '-_' alphabet, zero trailing bits)"
+        )
+    try:
+        vk._key.verify(signature, parsed.payload())
     except (InvalidSignature, ValueError):
         raise InvalidAgreement("the signature does not match the record: it was changed after it was signed") from None
     return parsed

@@ -432,3 +432,31 @@ def test_the_protocol_buyer_form_refuses_what_it_cannot_mean(tmp_path):
     ]:
         r = run(*args)
         assert r.returncode == 2 and says in " ".join((r.stdout + r.stderr).split()), r.stdout + r.stderr
+
+
+def test_only_the_canonical_signature_encoding_verifies():
+    """Every other spelling of the same 64 bytes is refused: a checkout that keys on the signature
+    string sees one agreement once (trailing-bit variants, '=' padding and the '+/' alphabet all
+    verified before)."""
+    import base64
+
+    from negotiator.agreements import agreement_record
+
+    sc = generate(1)
+    key = SigningKey.generate()
+    record = agreement_record(sc.listing(), "a" * 32, sc.seller.ideal(sc.space), "2026-01-01T00:00:00.000+00:00", key)
+    canonical = record.signature.value
+    raw = base64.urlsafe_b64decode(canonical + "==")
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    # 64 bytes are 86 characters; the last carries 2 bits of data and 4 zero bits: 15 other values decode alike.
+    variants = [canonical[:-1] + c for c in alphabet if c != canonical[-1]]
+    variants = [v for v in variants if base64.urlsafe_b64decode(v + "==") == raw]
+    assert len(variants) == 15
+    variants += [canonical + "==", base64.b64encode(raw).decode(), base64.b64encode(raw).decode().rstrip("=")]
+    variants = [v for v in variants if v != canonical]
+    assert len(variants) >= 17
+    for spelled in variants:
+        forged = record.model_copy(update={"signature": record.signature.model_copy(update={"value": spelled})})
+        with pytest.raises(InvalidAgreement, match="canonical base64url"):
+            verify_agreement(forged, key.verify_key)
+    assert verify_agreement(record, key.verify_key) == record
