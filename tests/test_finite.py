@@ -158,12 +158,47 @@ def test_extreme_finite_limits_are_answered_not_crashed(client, limits, says):
     [
         ({"low": 0, "high": 1000, "step": 1e300}, "must not exceed the range"),
         ({"low": 0, "high": 1e10, "step": 5e-324}, "is too small for the range"),
-        ({"low": -sys.float_info.max, "high": sys.float_info.max}, "too wide to compute with"),
+        ({"low": -sys.float_info.max, "high": sys.float_info.max}, "must lie within"),
+        # Accepted before, then the first move failed building the grid (OverflowError, a 500 after a 201).
+        ({"low": 1e300, "high": 1.7e308}, "must lie within ±1e\\+15, got 1e\\+300..1.7e\\+308"),
+        ({"low": 0, "high": 1e15, "step": 0.5}, "more than 1e\\+15 steps"),
     ],
 )
 def test_extreme_issues_are_refused_with_a_reason(issue, says):
     with pytest.raises(ValidationError, match=says):
         NumericIssue(name="price", **issue)
+
+
+def _huge_listing(low=1e300, high=1.7e308) -> dict:
+    listing = _listing_json()
+    price = listing["issues"][0]
+    assert price["name"] == "price"
+    price.update(low=low, high=high)
+    listing["seller"]["values"]["price"].update(worst=low, best=high)
+    listing["seller_limits"] = {}
+    listing["product"]["list_price"] = high
+    return listing
+
+
+def test_a_listing_the_domain_cannot_compute_with_is_refused_at_creation_not_at_the_first_move(client, tmp_path):
+    r = client.post("/v1/negotiations", json={"listing": _huge_listing()}, headers=AUTH)
+    assert r.status_code == 422 and "must lie within ±1e+15" in r.json()["message"], r.text
+    # The same range one unit up (millions) is played: the bound leaves real prices alone.
+    fine = client.post("/v1/negotiations", json={"listing": _huge_listing(100, 1_700_000)}, headers=AUTH)
+    assert fine.status_code == 201, fine.text
+    moved = client.post(
+        f"/v1/negotiations/{fine.json()['id']}/moves",
+        json={"action": "offer", "terms": {**_buyer_terms(150), "price": 150}},
+        headers=AUTH,
+    )
+    assert moved.status_code == 200, moved.text
+    # A catalogue file is read at start-up with the same check: one line, no server.
+    from negotiator.service.catalogue import Catalogue
+
+    path = tmp_path / "catalogue.json"
+    path.write_text(json.dumps([{"listing": _huge_listing()}]))
+    with pytest.raises(UsageError, match=r"the catalogue .*: entry 0\.listing\.issues\.0\.numeric: .*must lie within"):
+        Catalogue.load(path)
 
 
 async def test_sessions_refuse_non_finite_limits_and_listings_with_a_usage_error_naming_the_field(scenario):

@@ -58,6 +58,11 @@ class _IssueBase(BaseModel):
         return self.label or self.name.replace("_", " ")
 
 
+# Every value, grid point and step count on a numeric issue stays an exact float (below 2**53)
+# and every sum the strategy forms stays finite: a range beyond this fails a later move instead.
+MAX_MAGNITUDE = 1e15
+
+
 class NumericIssue(_IssueBase):
     """A closed range ``[low, high]`` in steps of ``step`` (a step of 1 means integers)."""
 
@@ -70,13 +75,17 @@ class NumericIssue(_IssueBase):
     def _check_range(self) -> NumericIssue:
         if not self.high > self.low:
             raise ValueError(f"issue {self.name!r}: high ({self.high}) must exceed low ({self.low})")
-        if not math.isfinite(self.high - self.low):
-            raise ValueError(f"issue {self.name!r}: the range {self.low}..{self.high} is too wide to compute with")
+        if max(abs(self.low), abs(self.high)) > MAX_MAGNITUDE:
+            raise ValueError(
+                f"issue {self.name!r}: low and high must lie within ±{MAX_MAGNITUDE:.0e}, got {self.low}..{self.high}; "
+                "state the values in a larger unit (thousands, millions)"
+            )
         if self.step <= 0:
             raise ValueError(f"issue {self.name!r}: step must be positive")
-        if not math.isfinite((self.high - self.low) / self.step):
+        if (self.high - self.low) / self.step > MAX_MAGNITUDE:
             raise ValueError(
-                f"issue {self.name!r}: step ({self.step}) is too small for the range {self.low}..{self.high}"
+                f"issue {self.name!r}: step ({self.step}) is too small for the range {self.low}..{self.high} "
+                f"(more than {MAX_MAGNITUDE:.0e} steps)"
             )
         if self.step > self.high - self.low:
             raise ValueError(
