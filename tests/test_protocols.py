@@ -14,6 +14,7 @@ import httpx
 import httpx2
 import pytest
 from a2a.client import ClientConfig, create_client
+from a2a.client.errors import A2AClientError
 from a2a.helpers.proto_helpers import new_data_part, new_text_part
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import A2AError
@@ -217,7 +218,7 @@ async def test_a_public_catalogue_lets_an_agent_open_with_no_key_and_go_on_with_
 
 
 async def _a2a(base_url: str, credential: str):
-    http = httpx.AsyncClient(headers=_bearer(credential))
+    http = httpx.AsyncClient(headers=_bearer(credential) if credential else None)
     return http, await create_client(base_url, client_config=ClientConfig(httpx_client=http, streaming=False))
 
 
@@ -285,6 +286,96 @@ async def test_an_a2a_task_stays_input_required_on_the_buyers_turn_and_survives_
     finally:
         await client.close()
         await http.aclose()
+
+
+def _deep(levels: int) -> dict:
+    data: dict = {}
+    node = data
+    for _ in range(levels):
+        node["a"] = {}
+        node = node["a"]
+    return data
+
+
+async def test_a2a_answers_bad_bodies_in_its_own_words_and_logs_no_trace(served):
+    """Before: the Python exception's text as the answer (a codec error, a RecursionError) and a
+    ~430-line protobuf trace in the log for data nested 150 deep."""
+    url, headers = f"{served.base_url}/a2a", {**served.headers, "A2A-Version": "1.0"}
+    opening = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage"}
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"data": _deep(150)}]}
+    cases = [
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"x": "\xff\xfe"}}', -32700, "not UTF-8"),
+        (
+            (
+                '{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": ' + "[" * 3000 + "]" * 3000 + "}"
+            ).encode(),
+            -32600,
+            "nested deeper than 64 levels",
+        ),
+        (json.dumps({**opening, "params": {"message": message}}).encode(), -32600, "nested deeper than 64 levels"),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": ', -32700, "not JSON"),
+    ]
+    for body, code, says in cases:
+        r = httpx.post(url, content=body, headers={**headers, "Content-Type": "application/json"})
+        error = r.json()["error"]
+        assert error["code"] == code and says in error["message"], r.text
+        assert "codec" not in error["message"] and "recursion" not in error["message"]
+    # A nesting a negotiation's data may hold still goes through to the SDK.
+    fine = httpx.post(
+        url,
+        json={**opening, "params": {"message": {**message, "parts": [{"data": _deep(20)}]}}},
+        headers=headers,
+    ).json()
+    assert "nested" not in json.dumps(fine)
+    assert "Traceback" not in served.log.read_text()
+
+
+async def test_a_refused_a2a_opening_leaves_nothing_behind(service_process):
+    """Before: every refused opening was kept in memory for good (40 openings with a 900 KB text
+    part: 142 to 187 MB), and anyone could read its whole history back by task id."""
+    served = service_process(seller="rule/boulware", key=KEY, args=("--public-catalogue",))
+    bulky = new_text_part("x" * 200_000)
+    http, client = await _a2a(served.base_url, None)
+    try:
+        refused = await _send(client, [new_data_part({"listing_id": "no-such-listing"}), bulky])
+        assert refused.status.state == pb.TaskState.TASK_STATE_REJECTED
+        with pytest.raises((A2AError, A2AClientError)):
+            await client.get_task(pb.GetTaskRequest(id=refused.id))  # anonymous: nothing there (or a 401)
+    finally:
+        await client.close()
+        await http.aclose()
+    http, client = await _a2a(served.base_url, KEY)
+    try:
+        with pytest.raises(A2AError):
+            await client.get_task(pb.GetTaskRequest(id=refused.id))  # the business: nothing kept either
+    finally:
+        await client.close()
+        await http.aclose()
+
+
+async def test_a_negotiation_opened_over_rest_is_the_same_a2a_task(served):
+    """Before: "Task ... not found" for any negotiation that no A2A message opened."""
+    sc = generate(2)
+    opened = httpx.post(f"{served.base_url}/v1/negotiations", json={"seed": 2}, headers=served.headers).json()
+    moved = httpx.post(
+        f"{served.base_url}/v1/negotiations/{opened['id']}/moves",
+        json={"action": "offer", "terms": sc.buyer.ideal(sc.space), "message": "Over REST."},
+        headers=_bearer(opened["token"]),
+    ).json()
+    http, client = await _a2a(served.base_url, opened["token"])
+    try:
+        task = await client.get_task(pb.GetTaskRequest(id=opened["id"]))
+        assert task.id == opened["id"] and task.status.state == pb.TaskState.TASK_STATE_INPUT_REQUIRED
+        text, data = _reply(task)
+        assert data["state"]["turn"] == moved["turn"] == 2 and "token" not in data["state"]
+        assert data["seller_move"] == moved["transcript"][-1]["action"] and text == data["seller_move"]["message"]
+        done = await _send(client, [new_data_part({"action": "accept"}), new_text_part("Deal, over A2A.")], task)
+        assert done.status.state == pb.TaskState.TASK_STATE_COMPLETED and done.artifacts[0].name == "agreement"
+    finally:
+        await client.close()
+        await http.aclose()
+    stored = httpx.get(f"{served.base_url}/v1/negotiations/{opened['id']}", headers=served.headers).json()
+    assert stored["status"] == "deal" and stored["transcript"][-1]["action"]["message"] == "Deal, over A2A."
 
 
 async def test_a2a_refuses_a_wrong_key_and_a_token_of_another_task(served):

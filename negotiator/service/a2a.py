@@ -27,6 +27,8 @@ session token in the answer to the opening message is left out of what is stored
 from __future__ import annotations
 
 import copy
+import json
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -91,10 +93,12 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
             return uuid.uuid4().hex  # a task id is a session id: 32 hex digits
 
     class SessionTaskStore(TaskStore):
-        """A2A task records kept with their negotiation in the session store."""
+        """A2A task records kept with their negotiation in the session store.
 
-        def __init__(self) -> None:
-            self._pending: dict[str, dict] = {}  # tasks whose negotiation is not (yet) open: a refused opening
+        A refused opening never becomes a negotiation: its task lives only in the request's own
+        call state (the SDK saves it, reads it back and answers with it), so nothing of it is kept
+        and no later read, by anyone, finds it.
+        """
 
         def _visible(self, task_id: str, context: ServerCallContext) -> bool:
             who = access(context)
@@ -105,24 +109,28 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
             try:
                 await sessions().annotate(task.id, TASK_ANNOTATION, record)
             except UnknownSession:
-                self._pending[task.id] = record
+                context.state.setdefault("a2a_unopened", {})[task.id] = record
                 return
-            self._pending.pop(task.id, None)
+            context.state.get("a2a_unopened", {}).pop(task.id, None)
             if task.status.state == pb.TaskState.TASK_STATE_CANCELED:
                 state = await sessions().get(task.id)
                 if state.status == "open" and state.to_move == "buyer":
                     await sessions().move(task.id, BuyerMove.walk_away("The buyer cancelled the negotiation."))
 
         async def get(self, task_id: str, context: ServerCallContext) -> pb.Task | None:
-            if task_id in self._pending:
-                return ParseDict(self._pending[task_id], pb.Task())
+            unopened = context.state.get("a2a_unopened", {})
+            if task_id in unopened:
+                return ParseDict(unopened[task_id], pb.Task())
             if not self._visible(task_id, context):
                 return None  # as if unknown: a token for another negotiation learns nothing
             try:
                 record = await sessions().annotation(task_id, TASK_ANNOTATION)
+                state = await sessions().get(task_id)
             except UnknownSession:
                 return None
-            return ParseDict(record, pb.Task()) if record else None
+            if record:
+                return ParseDict(record, pb.Task())
+            return _task_of(state)  # opened on another face (REST, MCP, the SDK): the same negotiation
 
         async def list(self, params, context):
             raise UnsupportedOperationError(
@@ -201,6 +209,41 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
                 _reply(updater, "Cancelled: the buyer walked away.", {"seller_move": None, "state": _state_json(state)})
             )
 
+    def _task_of(state: SessionState) -> pb.Task:
+        """The task view of a negotiation no A2A message opened: its state now, as an agent message."""
+        from a2a.helpers.proto_helpers import new_data_part, new_text_part
+
+        last = state.transcript[-1] if state.transcript else None
+        seller_move = last.action.model_dump(mode="json") if last is not None and last.party == "seller" else None
+        data = _scrubbed_state(_state_json(state))
+        message = pb.Message(
+            message_id=uuid.uuid4().hex,
+            role=pb.Role.ROLE_AGENT,
+            task_id=state.id,
+            context_id=state.id,
+            parts=[
+                new_text_part(_words(state, seller_move)),
+                new_data_part({"seller_move": seller_move, "state": data}),
+            ],
+        )
+        done = pb.TaskState.TASK_STATE_COMPLETED
+        task = pb.Task(
+            id=state.id,
+            context_id=state.id,
+            status=pb.TaskStatus(
+                state=pb.TaskState.TASK_STATE_INPUT_REQUIRED if state.status == "open" else done, message=message
+            ),
+        )
+        if state.agreement_record is not None:
+            task.artifacts.append(
+                pb.Artifact(
+                    artifact_id=uuid.uuid4().hex,
+                    name="agreement",
+                    parts=[new_data_part(state.agreement_record.model_dump(mode="json"))],
+                )
+            )
+        return task
+
     async def _state(task_id: str) -> SessionState | None:
         try:
             return await sessions().get(task_id)
@@ -217,12 +260,7 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
 
         last = state.transcript[-1] if state.transcript else None
         seller_move = last.action.model_dump(mode="json") if last is not None and last.party == "seller" else None
-        text = last.action.message if seller_move else ""
-        if not text:
-            text = {"open": "Your move.", "deal": "Deal.", "no_deal": "The negotiation ended without a deal."}[
-                state.status
-            ]
-        reply = _reply(updater, text, {"seller_move": seller_move, "state": _state_json(state)})
+        reply = _reply(updater, _words(state, seller_move), {"seller_move": seller_move, "state": _state_json(state)})
         if state.status == "open":
             await updater.requires_input(reply)
             return
@@ -288,11 +326,53 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
         agent_card=card,
         request_context_builder=SimpleRequestContextBuilder(task_id_generator=NegotiationIds()),
     )
+    rpc = create_jsonrpc_routes(handler, rpc_url=A2A_PATH, context_builder=AccessContextBuilder())
     routes = [
         Route(AGENT_CARD_WELL_KNOWN_PATH, endpoint=agent_card, methods=["GET"]),
-        *create_jsonrpc_routes(handler, rpc_url=A2A_PATH, context_builder=AccessContextBuilder()),
+        *(Route(r.path, endpoint=_checked(r.endpoint), methods=["POST"]) for r in rpc),
     ]
     return A2AFace(routes=routes, handler=handler)
+
+
+# REST and MCP answer a body nested deeper than any negotiation's data with a clean 400; the
+# SDK's parser would recurse into it (a Python RecursionError's text as the answer at 3,000
+# levels, a long protobuf trace in the log at 150).
+MAX_NESTING = 64
+_JSON_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(rb"[^\[\]{}]")
+
+
+def _nesting(body: bytes) -> int:
+    """How deep the JSON text's arrays and objects nest (brackets inside strings do not count)."""
+    depth = deepest = 0
+    for c in _NOT_BRACKETS.sub(b"", _JSON_STRINGS.sub(b"", body)):
+        depth += 1 if c in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _checked(endpoint):
+    """The JSON-RPC endpoint behind a check of the body: UTF-8, JSON, bounded nesting; errors in our words."""
+    from starlette.responses import JSONResponse
+
+    def refuse(code: int, message: str) -> JSONResponse:
+        return JSONResponse({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+
+    async def handle(request):
+        body = await request.body()  # Starlette keeps it: the SDK reads the same bytes
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return refuse(-32700, "Parse error: the body is not UTF-8 text; send a JSON-RPC 2.0 request as JSON")
+        if _nesting(body) > MAX_NESTING:
+            return refuse(-32600, f"Invalid Request: JSON nested deeper than {MAX_NESTING} levels")
+        try:
+            json.loads(body)
+        except ValueError as e:
+            return refuse(-32700, f"Parse error: the body is not JSON ({getattr(e, 'msg', 'invalid')})")
+        return await endpoint(request)
+
+    return handle
 
 
 def _parts(message) -> tuple[dict, str]:
@@ -326,6 +406,20 @@ def _move(data: dict, text: str) -> BuyerMove:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
         raise UsageError(f"invalid buyer move: {where}: {err['msg']}") from None
+
+
+def _words(state: SessionState, seller_move: dict | None) -> str:
+    """The text part of an answer: the seller's words, or where the negotiation stands."""
+    text = seller_move.get("message") if seller_move else ""
+    return (
+        text
+        or {"open": "Your move.", "deal": "Deal.", "no_deal": "The negotiation ended without a deal."}[state.status]
+    )
+
+
+def _scrubbed_state(state: dict) -> dict:
+    state.pop("token", None)
+    return state
 
 
 def _state_json(state: SessionState) -> dict:
