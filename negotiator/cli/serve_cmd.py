@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -149,6 +150,18 @@ def serve_command(
             "Default: the URL of each request."
         ),
     ] = None,
+    header_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's line and headers; slower ones are closed.")
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds a client has to send a request's whole body after its headers.")
+    ] = 30.0,
+    keep_alive_timeout: Annotated[
+        float, typer.Option(help="Seconds an idle connection stays open between two requests.")
+    ] = 5.0,
+    max_connections: Annotated[
+        int, typer.Option(help="Connections (and requests in flight) served at once; beyond, the answer is 503.")
+    ] = 1000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve negotiations over HTTP. Needs NEGOTIATOR_API_KEY (or --no-auth for local development).
@@ -186,6 +199,15 @@ def serve_command(
                 f"--cors-origin {origin!r}: give an origin such as https://shop.example (scheme and host, no path)"
             )
     check_store(store)
+    for name, seconds in (
+        ("--header-timeout", header_timeout),
+        ("--body-timeout", body_timeout),
+        ("--keep-alive-timeout", keep_alive_timeout),
+    ):
+        if not math.isfinite(seconds) or seconds <= 0:
+            raise UsageError(f"{name} must be a positive number of seconds, got {seconds}")
+    if max_connections < 1:
+        raise UsageError(f"--max-connections must be at least 1, got {max_connections}")
     if key is None:
         err_console.print(
             "[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only."
@@ -220,4 +242,16 @@ def serve_command(
             public_url=public_url.rstrip("/") if public_url else None,
         )
     )
-    uvicorn.run(application, host=host, port=port, log_level=log_level, proxy_headers=False, server_header=False)
+    from ..service.deadlines import deadline_protocol
+
+    uvicorn.run(
+        application,
+        host=host,
+        port=port,
+        log_level=log_level,
+        proxy_headers=False,
+        server_header=False,
+        http=deadline_protocol(header_timeout, body_timeout),  # slow clients are closed (service/deadlines.py)
+        timeout_keep_alive=keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn takes int, uses it as seconds
+        limit_concurrency=max_connections,
+    )
