@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     """A wheel built from a copy of the checkout (the build leaves nothing in the work tree)."""
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     for package in ("negotiator", "evals", "train"):
         shutil.copytree(ROOT / package, src / package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -75,3 +75,28 @@ def test_the_wheel_ships_the_trained_seller_with_its_manifest(wheel):
         wheel.getinfo(folder + "adapter_model.safetensors").file_size
         == (ROOT / folder / "adapter_model.safetensors").stat().st_size
     )
+
+
+def test_the_license_text_travels_in_the_wheel_and_the_sdist(wheel, tmp_path):
+    """pyproject says Apache-2.0; the text itself must ship with the code for anyone to use it."""
+    text = (ROOT / "LICENSE").read_text()
+    assert text.lstrip().startswith("Apache License") and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert _read(wheel, ".dist-info/licenses/LICENSE") == text
+    meta = Parser().parsestr(_read(wheel, ".dist-info/METADATA"))
+    assert meta["License-Expression"] == "Apache-2.0" and meta["License-File"] == "LICENSE"
+    # The sdist, built by the same backend pip uses, from a copy of the wheel's sources.
+    src = next(p for p in Path(wheel.filename).parents[1].iterdir() if (p / "pyproject.toml").exists())
+    r = subprocess.run(
+        [sys.executable, "-c", f"from setuptools import build_meta; print(build_meta.build_sdist({str(tmp_path)!r}))"],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    import tarfile
+
+    with tarfile.open(tmp_path / r.stdout.strip().splitlines()[-1]) as sdist:
+        (name,) = [n for n in sdist.getnames() if n.count("/") == 1 and n.endswith("/LICENSE")]
+        assert sdist.extractfile(name).read().decode() == text
