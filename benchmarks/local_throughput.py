@@ -176,7 +176,7 @@ def vs_transformers_serve(concurrency: int, rounds: int, max_tokens: int) -> dic
             out = asyncio.run(_gather(model, reqs))
             seconds += time.perf_counter() - t0
             tokens += sum(r.completion_tokens for r in out)
-            for r, space in zip(out, spaces):
+            for r, space in zip(out, spaces, strict=False):
                 try:
                     parse_text_action(r.text or "", space)
                     valid += 1

@@ -168,8 +168,8 @@ def main() -> None:
                 got = {"HTTP service": ([], 0.0), "in-process": ([], 0.0)}
                 for _ in range(args.rounds):
                     for kind, run in (
-                        ("HTTP service", lambda: over_http(url, clients, args.requests)),
-                        ("in-process", lambda: in_process(work / "in-process.sqlite", clients, args.requests)),
+                        ("HTTP service", lambda n=clients: over_http(url, n, args.requests)),
+                        ("in-process", lambda n=clients: in_process(work / "in-process.sqlite", n, args.requests)),
                     ):
                         lat, wall = asyncio.run(run())
                         got[kind] = (got[kind][0] + lat, got[kind][1] + wall)

@@ -49,7 +49,9 @@ class RecordingEngine:
 
     def generate(self, requests):
         results = self.engine.generate(requests)
-        self.waves.append([(list(r.prompt_ids), res.completion_tokens) for r, res in zip(requests, results)])
+        self.waves.append(
+            [(list(r.prompt_ids), res.completion_tokens) for r, res in zip(requests, results, strict=False)]
+        )
         return results
 
 

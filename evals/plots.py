@@ -102,7 +102,7 @@ def _forest(plt, report: dict):
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(rows) + 1.2))
-    for y, (name, d, main) in enumerate(reversed(rows)):
+    for y, (_name, d, main) in enumerate(reversed(rows)):
         color = "#d62728" if d["detectable"] else "#555555"
         ax.errorbar(
             [d["mean"]],

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-from html import escape
 from urllib.parse import urlencode
 
 from .transcripts import embed_json

@@ -18,7 +18,7 @@ import json
 import numbers
 import re
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -294,7 +294,7 @@ def action_to_json(action: MakeOffer | Accept | WalkAway) -> str:
 # option's declared type (3.0 becomes 3) and numeric values are snapped onto the grid
 # (1988.63 on a step-1 price is 1989).
 
-AnyAction = Union[MakeOffer, Accept, WalkAway]
+AnyAction = MakeOffer | Accept | WalkAway
 
 
 def plain(value: object) -> object:

@@ -9,11 +9,12 @@ invalid attempts, guard intervention, tokens, latency).
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .actions import Accept, Action, AnyAction, MakeOffer, WalkAway
+from .actions import Action, MakeOffer
+from .actions import AnyAction as AnyAction  # re-exported: parties import it from here
 from .domain.issues import Offer
 from .domain.scenario import HardLimits, Listing, PublicScenario, Role, other
 from .domain.utility import Preferences

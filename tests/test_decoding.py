@@ -26,7 +26,7 @@ def test_draw_follows_the_softmax_at_the_temperature():
         draw([2.0, 1.0, 0.0, -INF], [7, 8, 9, 10], Sampling(1.0, 1.0, 0), rng) for _ in range(n)
     )
     z = math.e**2 + math.e + 1
-    for token, p in zip([7, 8, 9], [math.e**2 / z, math.e / z, 1 / z]):
+    for token, p in zip([7, 8, 9], [math.e**2 / z, math.e / z, 1 / z], strict=False):
         assert abs(counts[token] / n - p) < 0.015
     assert counts[10] == 0  # a token the grammar forbids is never drawn
     hot = collections.Counter(draw([2.0, 1.0, 0.0], [7, 8, 9], Sampling(4.0, 1.0, 0), rng) for _ in range(n))
@@ -75,8 +75,8 @@ def test_decode_loop_matches_hf_generate_for_unconstrained_greedy_rows(tiny):
     chats = [[{"role": "user", "content": "Offer " * k}] for k in (1, 5, 12)]
     prompts = [decoder.prompt_ids(c) for c in chats]
     limits = [5, 17, 9]  # different lengths: rows leave the batch at different steps
-    got = decoder.generate([Request(p, n, Sampling(0.0)) for p, n in zip(prompts, limits)])
-    for p, n, g in zip(prompts, limits, got):
+    got = decoder.generate([Request(p, n, Sampling(0.0)) for p, n in zip(prompts, limits, strict=False)])
+    for p, n, g in zip(prompts, limits, got, strict=False):
         ref = model.generate(
             torch.tensor([p]),
             max_new_tokens=n,
@@ -183,10 +183,10 @@ def test_the_serving_path_and_the_training_path_write_the_same_tokens(tiny_home,
     async def train():
         for _ in policies:
             batcher.open()
-        return await asyncio.gather(*(p.complete(r) for p, r in zip(policies, requests)))
+        return await asyncio.gather(*(p.complete(r) for p, r in zip(policies, requests, strict=False)))
 
     trained = asyncio.run(train())
-    for s, t, p in zip(served, trained, policies):
+    for s, t, p in zip(served, trained, policies, strict=False):
         assert s.text == t.text and s.completion_tokens == t.completion_tokens and s.prompt_tokens == t.prompt_tokens
         written = p.trace.completion_ids[:-1] if p.trace.ended else p.trace.completion_ids
         assert base.tokenizer.decode(written, skip_special_tokens=True) == s.text

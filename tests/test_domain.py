@@ -239,7 +239,7 @@ def test_the_pareto_frontier_is_the_brute_force_one_on_a_coarse_grid(seed):
     names = sc.space.names
     points = []
     for values in itertools.product(*grids):
-        terms = dict(zip(names, values))
+        terms = dict(zip(names, values, strict=False))
         points.append((sc.seller.utility(terms), sc.buyer.utility(terms)))
     eps = 1e-9
     optimal = {
@@ -250,6 +250,6 @@ def test_the_pareto_frontier_is_the_brute_force_one_on_a_coarse_grid(seed):
     front = pareto_frontier(sc, points=5)
     assert {(round(a, 9), round(b, 9)) for a, b, _ in front} == optimal
     for us, ub, values in front:  # each point's terms are worth what it says
-        terms = dict(zip(names, values))
+        terms = dict(zip(names, values, strict=False))
         assert sc.seller.utility(terms) == pytest.approx(us) and sc.buyer.utility(terms) == pytest.approx(ub)
     assert [p[0] for p in front] == sorted((p[0] for p in front), reverse=True)

@@ -91,7 +91,7 @@ def client(tmp_path):
 def test_a_non_finite_limit_is_a_422_that_names_the_field(client, value):
     r = client.post(
         "/v1/negotiations",
-        content='{"seed": 0, "template": "furniture", "limits": {"minimum": {"price": %s}}}' % value,
+        content='{"seed": 0, "template": "furniture", "limits": {"minimum": {"price": ' + value + "}}}",
         headers=AUTH,
     )
     assert r.status_code == 422, r.text
@@ -123,7 +123,9 @@ def test_a_listing_with_a_non_finite_number_is_refused_not_a_500_later(client, p
 def test_a_non_finite_buyer_offer_is_a_422(client, price):
     sid = client.post("/v1/negotiations", json={"seed": 0}, headers=AUTH).json()["id"]
     terms = json.dumps(_buyer_terms(0)).replace('"price": 0', f'"price": {price}')
-    r = client.post(f"/v1/negotiations/{sid}/moves", content='{"action": "offer", "terms": %s}' % terms, headers=AUTH)
+    r = client.post(
+        f"/v1/negotiations/{sid}/moves", content='{"action": "offer", "terms": ' + terms + "}", headers=AUTH
+    )
     assert r.status_code == 422 and "body.terms.price" in r.json()["message"] and "finite" in r.json()["message"], (
         r.text
     )

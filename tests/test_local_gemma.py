@@ -33,7 +33,7 @@ def test_embedded_gemma_plays_real_seller_turns_through_the_local_server():
         pid = server.proc.pid
     finally:
         stop_all()
-    for sc, turn in zip(scenarios, results):
+    for sc, turn in zip(scenarios, results, strict=False):
         # Constrained decoding: the base model's first answer is a valid action in this outcome space.
         assert turn.invalid_attempts == [] and not turn.fallback, turn.invalid_attempts
         assert not isinstance(turn.action, Accept)  # nothing to accept yet: the schema offered make_offer only

@@ -187,9 +187,12 @@ def test_a_kept_adapter_folder_serves_with_the_strategy_it_trained_with(home, tm
 
 def test_models_cli(home):
     env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
-    run = lambda *args: subprocess.run(
-        [sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180
-    )  # noqa: E731
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-m", "negotiator", "models", *args], env=env, capture_output=True, text=True, timeout=180
+        )
+
     r = run("prepare", TINY)
     assert r.returncode == 0 and f"{TINY} is ready" in r.stdout, r.stderr
     r = run("list")

@@ -290,7 +290,11 @@ def test_outcome_space_lists_an_issues_values_and_normalises_onto_them():
     price = space.issue("price")
     grid = space.values("price")
     assert len(grid) == price.size == int((price.high - price.low) / price.step) + 1
-    assert grid[0] == price.low and grid[-1] == price.high and all(b - a == price.step for a, b in zip(grid, grid[1:]))
+    assert (
+        grid[0] == price.low
+        and grid[-1] == price.high
+        and all(b - a == price.step for a, b in zip(grid, grid[1:], strict=False))
+    )
     assert space.values("warranty_months") == [0, 3, 6, 12]
     assert space.normalise("price", "20,010") == 20000
     assert space.normalise("price", -5) == price.low and space.normalise("price", 1e12) == price.high

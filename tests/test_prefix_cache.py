@@ -75,7 +75,9 @@ def test_the_next_turn_reads_only_what_is_new_and_computes_what_a_fresh_read_doe
     assert fresh.cached_tokens == 0
     (w,), (c,) = warm.prefix_cache._entries.values(), cold.prefix_cache._entries.values()
     assert w.tokens[: len(p2)] == c.tokens[: len(p2)]
-    for kw, kc in zip(w.keys + w.values, c.keys + c.values):  # every layer's keys and values of the prompt
+    for kw, kc in zip(
+        w.keys + w.values, c.keys + c.values, strict=False
+    ):  # every layer's keys and values of the prompt
         assert torch.allclose(kw[:, : len(p2)], kc[:, : len(p2)], atol=1e-5, rtol=1e-4)
 
 

@@ -235,7 +235,8 @@ def test_the_choice_model_measures_the_buyers_concession_in_its_own_utility():
     model = ChoiceModel.learn(sc.space, sc.seller, ex)
     assert 0.0 < model.conceded() <= 1.0
     assert (
-        ChoiceModel.learn(sc.space, sc.seller, list(zip([None, *own[:2]], [theirs[0]] * 3, strict=True))).conceded() == 0.0
+        ChoiceModel.learn(sc.space, sc.seller, list(zip([None, *own[:2]], [theirs[0]] * 3, strict=True))).conceded()
+        == 0.0
     )
 
 

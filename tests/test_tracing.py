@@ -69,7 +69,7 @@ async def test_a_negotiation_is_one_tree_of_turns_model_calls_and_guard_interven
     assert root.attributes["negotiator.ended_by"] == ep.outcome.ended_by
     turns = children[root.context.span_id]
     assert [t.name for t in turns] == ["negotiation.turn"] * len(ep.turns)
-    for span, record in zip(turns, ep.turns):
+    for span, record in zip(turns, ep.turns, strict=False):
         assert span.attributes["negotiator.party"] == record.party
         assert span.attributes["negotiator.action"] == record.action.action
         inner = children[span.context.span_id]

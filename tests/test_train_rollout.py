@@ -127,7 +127,7 @@ def test_env_mask_is_zero_exactly_on_buyer_and_environment_tokens(tiny):
         # One run of mask 1 per seller answer: exactly the text the seller's model wrote, then its end of turn.
         assert len(seller_runs) == len(seller_turns) == trace.turns
         eot = tok.convert_tokens_to_ids("<end_of_turn>")
-        for (a, b), turn in zip(seller_runs, seller_turns):
+        for (a, b), turn in zip(seller_runs, seller_turns, strict=False):
             written = trace.completion_ids[a:b]
             assert tok.decode(written[:-1], skip_special_tokens=True) == turn.raw_output
             assert written[-1] == eot or len(written) == 200  # ended its turn, or hit the token limit
@@ -393,7 +393,7 @@ def test_masked_messages_leave_only_the_action_and_terms_in_the_loss(tiny):
     assert off == list(range(off[0], off[-1] + 1))  # one run: the message
     words = tok.decode([ids[i] for i in off])
     assert words in content and len(words) >= len(content) - 8  # only tokens straddling a quote stay trained
-    kept = tok.decode([i for i, m in zip(ids, masked) if m])
+    kept = tok.decode([i for i, m in zip(ids, masked, strict=False) if m])
     assert '"action": "make_offer"' in kept and '"terms": {"price_per_guest": 55.5, "menu": "premium"}}' in kept
     # An answer cut inside its message: the rest of the text is message.
     cut = text[: a + 20]
@@ -408,7 +408,7 @@ def test_masked_messages_leave_only_the_action_and_terms_in_the_loss(tiny):
     for r in _play(tiny, _tasks(2), train_messages=False):
         trace = r.trace
         assert len(trace.loss_mask) == len(trace.env_mask) == len(trace.completion_ids)
-        assert all(lm <= em for lm, em in zip(trace.loss_mask, trace.env_mask))
+        assert all(lm <= em for lm, em in zip(trace.loss_mask, trace.env_mask, strict=False))
         if any(words(t) > 8 for t in r.episode.turns if t.party == "seller"):
             worded += 1
             assert sum(trace.loss_mask) < trace.seller_tokens

@@ -37,7 +37,7 @@ async def arms(tmp_path):
 
 
 def _terms(scenario, packed):
-    return dict(zip([i.name for i in scenario.issues], packed))
+    return dict(zip([i.name for i in scenario.issues], packed, strict=False))
 
 
 async def test_every_move_carries_its_terms_and_their_worth_to_seller_and_buyer(arms):
@@ -63,7 +63,7 @@ async def test_every_move_carries_its_terms_and_their_worth_to_seller_and_buyer(
         if d["t"] is not None:
             assert _terms(sc, d["t"]) == ep.outcome.terms
         assert len(d["m"]) == len(ep.turns)
-        for move, turn in zip(d["m"], ep.turns):
+        for move, turn in zip(d["m"], ep.turns, strict=False):
             assert move["p"] == turn.party[0] and move["m"] == turn.action.message
             assert move["a"] == {"make_offer": "o", "accept": "a", "walk_away": "w"}[turn.action.action]
             if turn.action.action == "make_offer":

@@ -78,10 +78,10 @@ class Batcher:
     """
 
     def __init__(
-        self, engine: Engine, *, sampling: Sampling = Sampling(), constrain: bool = True, max_wait_s: float = 2.0
+        self, engine: Engine, *, sampling: Sampling | None = None, constrain: bool = True, max_wait_s: float = 2.0
     ):
         self.engine = engine
-        self.sampling = sampling  # the rollout's settings; each request brings its own seed
+        self.sampling = sampling or Sampling()  # the rollout's settings; each request brings its own seed
         self.constrain = constrain
         self.max_wait_s = max_wait_s
         self.live = 0
@@ -134,7 +134,7 @@ class Batcher:
         self.stats.rows += len(batch)
         self.stats.tokens += sum(r.completion_tokens for r in results)
         self.stats.seconds += time.perf_counter() - t0
-        for (_, fut), res in zip(batch, results):
+        for (_, fut), res in zip(batch, results, strict=False):
             if not fut.done():
                 fut.set_result(res)
 

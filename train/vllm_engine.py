@@ -72,7 +72,7 @@ class VLLMEngine:
         outs = llm.generate(
             [{"prompt_token_ids": r.prompt_ids} for r in requests], sampling_params=params, use_tqdm=False
         )
-        return [self._result(r.prompt_ids, list(o.outputs[0].token_ids)) for r, o in zip(requests, outs)]
+        return [self._result(r.prompt_ids, list(o.outputs[0].token_ids)) for r, o in zip(requests, outs, strict=False)]
 
     def _server(self, requests: Sequence[Request]) -> list[Decoded]:
         client = self.trainer.vllm_generation.vllm_client
@@ -96,7 +96,7 @@ class VLLMEngine:
                     **({"structured_outputs": {"json": schema}} if schema else {}),
                 },
             )
-            for i, ids in zip(rows, out["completion_ids"]):
+            for i, ids in zip(rows, out["completion_ids"], strict=False):
                 results[i] = self._result(requests[i].prompt_ids, list(ids)[: requests[i].max_new_tokens])
         return [r for r in results if r is not None]
 

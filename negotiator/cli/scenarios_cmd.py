@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -64,7 +64,7 @@ def show_scenario(
         table.add_column(col)
     for i in s.issues:
 
-        def values(prefs):
+        def values(prefs, i=i):
             vf = prefs.values[i.name]
             if isinstance(i, NumericIssue):
                 return f"best {_fmt(vf.best)}, worst {_fmt(vf.worst)}"

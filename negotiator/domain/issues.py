@@ -14,7 +14,7 @@ import itertools
 import math
 import unicodedata
 from functools import cached_property
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
 
@@ -328,7 +328,7 @@ class OutcomeSpace(BaseModel):
     def grid(self, numeric_points: int = 21) -> list[Offer]:
         """Every outcome on a grid: all discrete options x ``numeric_points`` per numeric issue."""
         axes = [list(i.options) if isinstance(i, DiscreteIssue) else i.grid(numeric_points) for i in self.issues]
-        return [dict(zip(self.names, combo)) for combo in itertools.product(*axes)]
+        return [dict(zip(self.names, combo, strict=False)) for combo in itertools.product(*axes)]
 
     def format_offer(self, terms: Offer) -> str:
         parts = []

@@ -77,7 +77,7 @@ def pareto_frontier(scenario: Scenario, *, within_limits: bool = False, points: 
     per-issue hard limits forbid.
     """
     front = _Front.of(scenario, within_limits, points)
-    return [(float(a), float(c), front.terms(i)) for i, (a, c) in enumerate(zip(front.us, front.ub))]
+    return [(float(a), float(c), front.terms(i)) for i, (a, c) in enumerate(zip(front.us, front.ub, strict=False))]
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,7 @@ def _analyse(scenario: Scenario) -> ScenarioAnalysis:
         prod = np.where(zone, (allowed.us - s.reservation) * (allowed.ub - rb), -np.inf)
         i = int(np.argmax(prod))  # the first of the best, in U_s-descending order
         nash = (float(allowed.us[i]), float(allowed.ub[i]))
-        nash_terms = dict(zip(scenario.space.names, allowed.terms(i)))
+        nash_terms = dict(zip(scenario.space.names, allowed.terms(i), strict=False))
     return ScenarioAnalysis(nash, nash_terms, margin, scenario)
 
 

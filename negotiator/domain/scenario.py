@@ -75,7 +75,8 @@ class HardLimits(BaseModel):
                     raise ValueError(f"forbidden option for {k!r}: {e}") from None
             forbidden[k] = tuple(dict.fromkeys(named))
         same = all(
-            len(forbidden[k]) == len(v) and all(type(a) is type(b) and a == b for a, b in zip(forbidden[k], v))
+            len(forbidden[k]) == len(v)
+            and all(type(a) is type(b) and a == b for a, b in zip(forbidden[k], v, strict=False))
             for k, v in self.forbidden.items()
         )
         return self if same else self.model_copy(update={"forbidden": forbidden})

@@ -24,7 +24,7 @@ Every change is recorded as a ``GuardIntervention`` on the turn.
 
 from __future__ import annotations
 
-from ..actions import Accept, MakeOffer, WalkAway
+from ..actions import Accept, MakeOffer
 from ..domain.issues import Offer
 from ..party import AnyAction, GuardIntervention, PartyView
 from ..strategy import Advice, Strategy

@@ -9,7 +9,7 @@ and the cause in ``error``; invalid model output shows up in each turn's
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 

@@ -90,7 +90,7 @@ class OutcomeIndex:
         for axis in axes:
             us = [a + u for a in us for u, _ in axis]
         combos = itertools.product(*([v for _, v in axis] for axis in axes))
-        out = [(u, dict(zip(names, combo))) for u, combo in zip(us, combos) if u >= floor]
+        out = [(u, dict(zip(names, combo, strict=False))) for u, combo in zip(us, combos, strict=False) if u >= floor]
         if not out:
             ideal = prefs.ideal(self.space)
             out = [(prefs.utility(ideal), ideal)]

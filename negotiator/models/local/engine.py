@@ -138,5 +138,5 @@ class BatchingEngine:
             s["prompt_tokens"] += sum(x.prompt_tokens for x in results)
             s["completion_tokens"] += sum(x.completion_tokens for x in results)
             log.info("batch of %d: %d new tokens in %.2fs", len(batch), sum(x.completion_tokens for x in results), busy)
-            for (_, f), res in zip(batch, results):
+            for (_, f), res in zip(batch, results, strict=False):
                 f.set_result(res)

@@ -29,7 +29,7 @@ class Aspiration:
             view.space.values(i.name) if i.size <= 41 else [view.space.normalise(i.name, v) for v in i.grid(41)]
             for i in view.space.issues
         ]
-        return [dict(zip(view.space.names, combo)) for combo in itertools.product(*axes)]
+        return [dict(zip(view.space.names, combo, strict=False)) for combo in itertools.product(*axes)]
 
     async def act(self, view: PartyView) -> TurnRecord:
         if self.negotiation not in (None, view.negotiation_id):

@@ -81,7 +81,7 @@ class Decoder:
                 tokens = sampling(live, grammars(live, logits)).argmax(dim=-1).tolist()
                 grammars.accept(live, tokens)
                 still, chunks = [], []
-                for i, t in zip(live, tokens):
+                for i, t in zip(live, tokens, strict=False):
                     out[i].append(t)
                     forced = [] if t in self._stops else grammars.forced(i, limits[i] - len(out[i]), self.tokenizer)
                     out[i] += forced
@@ -110,7 +110,7 @@ class Decoder:
         entry, n = self.prefix_cache.longest(list(prompt))
         if entry is None:
             return 0
-        for layer, (k, v) in enumerate(zip(entry.keys, entry.values)):
+        for layer, (k, v) in enumerate(zip(entry.keys, entry.values, strict=False)):
             shape = (k.shape[0], kv.capacity[i], k.shape[2])
             kv.keys[(layer, i)] = k.new_empty(shape)
             kv.values[(layer, i)] = v.new_empty(shape)
@@ -142,7 +142,7 @@ class Decoder:
         positions = torch.zeros((1, size), dtype=torch.long)
         plan: list[tuple[int, int, int]] = []
         start = 0
-        for i, c in zip(live, chunks):
+        for i, c in zip(live, chunks, strict=False):
             past = kv.length.get(i, 0)
             ids[0, start : start + len(c)] = torch.tensor(c)
             positions[0, start : start + len(c)] = torch.arange(past, past + len(c))

@@ -59,7 +59,7 @@ class RowGrammars:
         return scores
 
     def accept(self, live: list[int], tokens: list[int]) -> None:
-        for i, t in zip(live, tokens):
+        for i, t in zip(live, tokens, strict=False):
             m = self.matchers[i]
             if m is not None and not m.is_terminated():
                 m.accept_token(t)

@@ -38,7 +38,10 @@ class RowSampling:
         sub = scores if len(rows) == scores.shape[0] else scores[rows]
         k = min(scores.shape[-1], max(self.settings[j].top_k or CANDIDATES for j in picked))
         vals, idx = sub.topk(k, dim=-1)
-        tokens = [draw(v, c, self.settings[j], self.rngs[j]) for v, c, j in zip(vals.tolist(), idx.tolist(), picked)]
+        tokens = [
+            draw(v, c, self.settings[j], self.rngs[j])
+            for v, c, j in zip(vals.tolist(), idx.tolist(), picked, strict=False)
+        ]
         scores[rows, tokens] = float("inf")
         return scores
 
@@ -55,7 +58,7 @@ def draw(logits: list[float], ids: list[int], s: Sampling, rng: random.Random) -
             break
         mass, n = mass + w, n + 1
     r = rng.random() * mass
-    for w, token in zip(weights[:n], ids[:n]):
+    for w, token in zip(weights[:n], ids[:n], strict=False):
         r -= w
         if r <= 0:
             return token
