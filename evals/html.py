@@ -28,11 +28,13 @@ img { max-width: 100%; border: 1px solid #eee; margin: .5rem 0; }
 """
 
 
-def _table(headers: list[str], rows: list[list[str]], cls: str = "", hrefs: list[str] | None = None) -> str:
+def _table(headers: list[str], rows: list[list[str]], cls: str = "", hrefs: list[str | None] | None = None) -> str:
     """``hrefs``: per row, the transcript filter a click on the row opens."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join(
-        (f'<tr data-href="{escape(hrefs[i])}">' if hrefs else "<tr>") + "".join(f"<td>{c}</td>" for c in r) + "</tr>"
+        (f'<tr data-href="{escape(hrefs[i] or "")}">' if hrefs else "<tr>")
+        + "".join(f"<td>{c}</td>" for c in r)
+        + "</tr>"
         for i, r in enumerate(rows)
     )
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
@@ -179,7 +181,7 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
             [[escape(a["name"]), escape(a["seller"]), str(a.get("seed")), escape(", ".join(a["runs"]))] for a in arms],
         )
     )
-    if linked:
+    if transcripts is not None:  # linked
         parts.append(transcripts_section(transcripts))
     body = "\n".join(parts)
     return (

@@ -173,12 +173,13 @@ LIMIT_COUNTS = (
 
 def block(rows: Iterable[Row | Episode], *, seed: int = 0) -> dict:
     """Every figure of one group of episodes (as rows, or episodes)."""
-    rows = [r if isinstance(r, Row) else row(r) for r in rows]
-    n = len(rows)
+    table = [r if isinstance(r, Row) else row(r) for r in rows]
+    n = len(table)
     if n == 0:
         return {"n": 0, "scored": 0, "errors": 0}
-    ok = [r for r in rows if r.metrics is not None]
-    m = [r.metrics for r in ok]
+    scored = [(r, r.metrics) for r in table if r.metrics is not None]
+    ok = [r for r, _ in scored]
+    m = [x for _, x in scored]
     out: dict = {"n": n, "scored": len(ok), "errors": n - len(ok)}
     if ok:
         clusters = [r.scenario for r in ok]
@@ -205,7 +206,7 @@ def block(rows: Iterable[Row | Episode], *, seed: int = 0) -> dict:
             guard_interventions=sum(x.guard_interventions for x in m),
             guard_rate=_r(sum(x.guard_interventions for x in m) / seller_turns) if seller_turns else 0.0,
         )
-    sp, sc, scost, bp, bc, bcost = (sum(r.usage[i] for r in rows) for i in range(6))
+    sp, sc, scost, bp, bc, bcost = (sum(r.usage[i] for r in table) for i in range(6))
     out.update(
         prompt_tokens=sp + bp,
         completion_tokens=sc + bc,
@@ -213,8 +214,8 @@ def block(rows: Iterable[Row | Episode], *, seed: int = 0) -> dict:
         seller_cost_usd=_r(scost),
         buyer_cost_usd=_r(bcost),
         cost_per_episode_usd=_r((scost + bcost) / n),
-        retried=sum(r.retried for r in rows),
-        limits={k: sum(r.limits[k] for r in rows) for k in LIMIT_COUNTS},
+        retried=sum(r.retried for r in table),
+        limits={k: sum(r.limits[k] for r in table) for k in LIMIT_COUNTS},
     )
     return out
 

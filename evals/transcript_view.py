@@ -19,7 +19,7 @@ from .transcripts import embed_json
 PAGE_SIZE = 50
 
 
-def transcripts_href(**filters: str) -> str:
+def transcripts_href(**filters: str | None) -> str:
     """The report-internal link that opens the transcript list with ``filters`` (arm, buyer, persona, ...)."""
     query = urlencode({k: v for k, v in filters.items() if v is not None})
     return "#transcripts" + (f"?{query}" if query else "")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import gc
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from negotiator.domain.issues import DiscreteIssue
 from negotiator.domain.scenario import Scenario
@@ -77,7 +77,7 @@ def _prefs(prefs: Preferences, scenario: Scenario) -> dict:
 def _scenario(s: Scenario) -> dict:
     issues = []
     for issue in s.issues:
-        d = {"name": issue.name, "title": issue.title(), "unit": issue.unit, "kind": issue.kind}
+        d: dict[str, Any] = {"name": issue.name, "title": issue.title(), "unit": issue.unit, "kind": issue.kind}
         if isinstance(issue, DiscreteIssue):
             d["options"] = list(issue.options)
         else:

@@ -56,7 +56,7 @@ def resolve_workers(workers: int | str | None, jobs: list[Job]) -> int:
     if workers in (None, "auto"):
         return min(cores(), 8) if forks and len(jobs) >= AUTO_MIN_JOBS and rule_only(jobs) else 1
     try:
-        n = int(workers)  # type: ignore[arg-type]
+        n = int(workers)
     except ValueError:
         raise UsageError(f"--workers {workers}: give a number of processes, or auto") from None
     if n < 1:

@@ -40,7 +40,7 @@ class MakeOffer(_Action):
     """Propose complete terms: a value for every issue."""
 
     action: Literal["make_offer"] = "make_offer"
-    terms: dict[str, Value]  # type: ignore[assignment]
+    terms: dict[str, Value]
 
 
 class Accept(_Action):

@@ -33,7 +33,7 @@ from .domain.scenario import Listing
 from .errors import InvalidAgreement, UsageError
 
 SIGNING_KEY_ENV = "NEGOTIATOR_SIGNING_KEY"
-ALGORITHM = "Ed25519"
+ALGORITHM: Literal["Ed25519"] = "Ed25519"
 # ISO 4217 currencies without minor units; everything else is written with two decimals.
 _ZERO_DECIMAL = {"JPY", "KRW", "VND", "CLP", "ISK", "UGX", "XAF", "XOF"}
 

@@ -107,7 +107,7 @@ def make_plugin_party(spec: str, name: str, params: dict[str, str], role: str, s
     inner_role = getattr(inner, "role", role)
     if inner_role != role:
         raise UsageError(f"party {spec}: asked for a {role}, its factory returned a {inner_role}")
-    return PluginParty(inner, spec, role)  # type: ignore[arg-type]
+    return PluginParty(inner, spec, role)
 
 
 async def _maybe_await(value: Any) -> Any:

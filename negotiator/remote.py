@@ -243,7 +243,7 @@ class MCPLink:
     def __init__(self, url: str, api_key: str | None):
         self.url, self.api_key = url, api_key
         self._stack: AsyncExitStack | None = None
-        self._client = None
+        self._client: Any = None  # the MCP SDK's Client, once connected
 
     async def _connect(self, credential: str | None) -> None:
         import httpx2
@@ -264,7 +264,7 @@ class MCPLink:
 
     async def _call(self, tool: str, arguments: dict) -> dict:
         try:
-            result = await self._client.call_tool(tool, arguments)  # type: ignore[union-attr]
+            result = await self._client.call_tool(tool, arguments)
         except Exception as e:
             raise _unreachable(self.url, e) from None
         if result.is_error:
@@ -302,9 +302,10 @@ class A2ALink:
 
     def __init__(self, url: str, api_key: str | None):
         self.url, self.api_key = url.rstrip("/"), api_key
-        self._http = None
-        self._client = None
-        self.task_id = self.context_id = None
+        self._http: Any = None  # httpx.AsyncClient, once connected
+        self._client: Any = None  # the a2a-sdk client, once connected
+        self.task_id: str | None = None
+        self.context_id: str | None = None
 
     async def _connect(self, credential: str | None) -> None:
         import httpx
@@ -337,7 +338,7 @@ class A2ALink:
         )
         task = None
         try:
-            async for event in self._client.send_message(pb.SendMessageRequest(message=message)):  # type: ignore[union-attr]
+            async for event in self._client.send_message(pb.SendMessageRequest(message=message)):
                 if event.HasField("task"):
                     task = event.task
         except A2AError as e:

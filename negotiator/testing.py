@@ -108,7 +108,7 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def __exit__(self, *exc) -> None:
         self._server.shutdown()

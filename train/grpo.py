@@ -191,7 +191,7 @@ def make_trainer(**kwargs):
         # Only the choice "score the valid positions only" reads this name in trl.trainer.utils;
         # the kernels keep their own reference and still pick their CPU code path.
         trl_utils._use_triton = lambda device: on_triton(device) or device.type == "cpu"
-        trl_utils._negotiator_compact = True
+        trl_utils._negotiator_compact = True  # type: ignore[attr-defined]  # our marker on TRL's module
 
     class NegotiationGRPOTrainer(GRPOTrainer):
         def _compute_loss(self, model, inputs):

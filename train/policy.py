@@ -85,7 +85,7 @@ class Batcher:
         self.constrain = constrain
         self.max_wait_s = max_wait_s
         self.live = 0
-        self.pending: list[tuple[object, asyncio.Future]] = []
+        self.pending: list[tuple[Request, asyncio.Future]] = []
         self.stats = GenerationStats()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -150,7 +150,7 @@ def message_span(text: str) -> tuple[int, int] | None:
     if m is None:
         return None
     try:
-        _, end = json.decoder.scanstring(text, m.end())
+        _, end = json.decoder.scanstring(text, m.end())  # type: ignore[attr-defined]  # public in CPython, not in typeshed
     except ValueError:
         return m.end(), len(text)
     return m.end(), end - 1
@@ -166,7 +166,10 @@ class PolicyModel:
         self.batcher, self.tokenizer = batcher, tokenizer
         self.train_messages = train_messages
         self.spec, self.family = spec, family
-        self.eot = end_of_turn_id(tokenizer)
+        eot = end_of_turn_id(tokenizer)
+        if eot is None:
+            raise ValueError("the tokenizer has neither <end_of_turn> nor an EOS token to end the seller's turn")
+        self.eot: int = eot
         self.trace: TokenTrace | None = None
         self._last_text = ""
 
@@ -204,7 +207,8 @@ class PolicyModel:
         if span is None:
             return [1] * len(ids)
         a, b = span
-        mask, start = [], 0
+        mask: list[int] = []
+        start = 0
         for i in range(len(ids)):
             if start >= b:  # past the message: the rest is terms, trained
                 return mask + [1] * (len(ids) - i)

@@ -21,7 +21,7 @@ from negotiator.agent.seller import SellerAgent, parse_strategy
 from negotiator.domain.metrics import seller_score
 from negotiator.models.local.decoding import Sampling, chat_text, text_ids
 from negotiator.models.seeds import seed_of
-from negotiator.party import PartyView
+from negotiator.party import Party, PartyView
 from negotiator.runtime import run_negotiation
 from negotiator.runtime.episode import Episode
 
@@ -102,11 +102,13 @@ async def play(
             strategy=parse_strategy(settings.strategy),
         )
         buyer = pool.buyer(task.buyer, task.persona, task.seed)
-        parties = (Replay(seller, task.prefix), Replay(buyer, task.prefix)) if task.prefix else (seller, buyer)
+        playing: tuple[Party, Party] = (
+            (Replay(seller, task.prefix), Replay(buyer, task.prefix)) if task.prefix else (seller, buyer)
+        )
         batcher.open()
         try:
             ep = await run_negotiation(
-                *parties, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i], persona=task.persona
+                *playing, scenario, task.seed, episode_id_=episode_ids[i], labels=labels[i], persona=task.persona
             )
         finally:
             batcher.close()

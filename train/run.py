@@ -16,6 +16,7 @@ import re
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 from negotiator.errors import UsageError
 from negotiator.models.families import model_family
@@ -131,7 +132,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
             temperature=cfg.temperature,
             invalid_penalty=cfg.invalid_penalty,
             instructions=cfg.instructions,
-            train_messages=cfg.train_messages,
+            train_messages=cfg.train_messages is not False,  # resolve() has decided it from the buyers
             strategy=cfg.strategy,
             **served_sampling(base.path),
         ),
@@ -165,7 +166,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     _quiet_trainer(trainer)
     _log_before_reporters(trainer, step_log)
     if rollouts.engine_factory is not None:
-        rollouts.engine_factory.trainer = trainer
+        rollouts.engine_factory.trainer = trainer  # type: ignore[attr-defined]  # the vLLM factory syncs weights from it
     t0 = time.perf_counter()
     try:
         trainer.train(resume_from_checkpoint=str(resume) if resume else None)
@@ -313,7 +314,7 @@ class StepLog(TrainerCallback):
         self.max_seconds = max_seconds  # training time budget, summed over resumed sessions
         self.stopped_by_time = False
         self._t0 = time.perf_counter()
-        self._progress = None
+        self._progress: Any = None  # a rich Progress while steps run
         self._task = None
 
     def on_train_begin(self, args, state, control, **kwargs):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import random
 import time
+from typing import Any
 
 from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.issues import NumericIssue, Offer, _fmt
@@ -108,8 +109,8 @@ class RuleParty:
                 f"{', '.join(['patience', 'noise', 'seed', *known])}"
             )
         self.talker = Talker(strategy) if strategy in TALKERS else None  # a talking buyer plays a classical tactic
-        name, e = self.talker.tactic if self.talker else (strategy, _DEFAULT_E.get(strategy))
-        settings = {"e": e} if e is not None else {}
+        name, exponent = self.talker.tactic if self.talker else (strategy, _DEFAULT_E.get(strategy))
+        settings: dict[str, Any] = {"e": exponent} if exponent is not None else {}
         settings.update({"candidates": 1, "opponent": role == "seller"})
         settings.update(p)
         try:

@@ -84,7 +84,7 @@ def show_scenario(
         f"reservations: seller {s.seller.reservation:.3f}, buyer {s.buyer.reservation:.3f}; "
         f"seller limits: {s.seller_limits.model_dump(exclude_defaults=True)}"
     )
-    if a.nash_terms:
+    if a.nash_terms and a.nash:
         console.print(
             f"Nash bargaining point: {s.space.format_offer(a.nash_terms)} "
             f"(U_s {a.nash[0]:.3f}, U_b {a.nash[1]:.3f}); Pareto frontier: {len(a.frontier)} points"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal, cast
 
 import typer
 
@@ -210,7 +210,7 @@ def train_command(
 
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
-    lrs: list[float | None] = _parse_lrs(lr) if lr is not None else [None]  # None: the profile's rate
+    lrs: list[float | None] = [*_parse_lrs(lr)] if lr is not None else [None]  # None: the profile's rate
     if push_to_hub and len(lrs) > 1:
         raise UsageError(
             "--push-to-hub pushes one trained seller: after the sweep, rerun the command of the arm you choose "
@@ -251,7 +251,10 @@ def train_command(
         hub_model_id=hub_model_id,
         hub_private_repo=hub_private_repo,
     )
-    configs = [resolve(profile, out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options) for x in lrs]
+    configs = [
+        resolve(cast(Literal["cpu", "gpu"], profile), out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options)
+        for x in lrs
+    ]
 
     from train.run import train
 

@@ -291,7 +291,7 @@ def generate(
             seller=Preferences(weights=s_w, values=s_vals, reservation=round(rs, 4)),
             buyer=Preferences(weights=b_w, values=b_vals, reservation=round(rb, 4)),
             seller_limits=limits,
-            opener=opener,  # type: ignore[arg-type]
+            opener=opener,
             max_rounds=rounds,
             seed=seed,
         )

@@ -187,7 +187,7 @@ class DiscreteIssue(_IssueBase):
         ("Net30" for "net30", "10" or 10.0 for 10); for an ordered numeric issue, the nearest option.
         Raises ValueError naming the options when none fits."""
         if not isinstance(value, bool) and value in self.options:
-            return self.canonical(value)  # type: ignore[arg-type]
+            return self.canonical(value)
         key = _option_key(value)
         for option in self.options:
             if _option_key(option) == key:
@@ -209,7 +209,7 @@ class DiscreteIssue(_IssueBase):
         Unlike ``normalise``, never the nearest of an ordered issue's options: a limit must name what it forbids.
         Raises ValueError naming the options when ``value`` names none, or several."""
         if not isinstance(value, bool) and value in self.options:
-            return self.canonical(value)  # type: ignore[arg-type]
+            return self.canonical(value)
         key = _option_key(value)
         named = [o for o in self.options if _option_key(o) == key]
         if not named and not isinstance(value, bool):

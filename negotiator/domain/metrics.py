@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -85,9 +86,9 @@ class _Front:
     """A frontier as arrays: utilities, U_s descending, and each point's value per issue
     (an index into ``choices``); terms are put together only for the points asked for."""
 
-    us: object  # numpy arrays
-    ub: object
-    picks: object
+    us: Any  # numpy arrays (numpy is imported when first needed)
+    ub: Any
+    picks: Any
     choices: tuple[list, ...]
 
     @classmethod

@@ -50,8 +50,8 @@ class HardLimits(BaseModel):
         for k, v in other.maximum.items():
             hi[k] = min(v, hi.get(k, v))
         fb = {k: tuple(v) for k, v in self.forbidden.items()}
-        for k, v in other.forbidden.items():
-            fb[k] = tuple(dict.fromkeys([*fb.get(k, ()), *v]))
+        for k, options in other.forbidden.items():
+            fb[k] = tuple(dict.fromkeys([*fb.get(k, ()), *options]))
         mu = [x for x in (self.min_utility, other.min_utility) if x is not None]
         return HardLimits(minimum=lo, maximum=hi, forbidden=fb, min_utility=max(mu) if mu else None)
 
@@ -88,6 +88,7 @@ class HardLimits(BaseModel):
                 raise ValueError(f"limit on {k!r}: not a numeric issue of this scenario ({space.names})")
         for k, lo in self.minimum.items():
             issue = space.issue(k)
+            assert isinstance(issue, NumericIssue)  # checked just above
             if lo > issue.high:
                 raise ValueError(
                     f"minimum {k} {_fmt(lo)} is above the issue's range {issue.describe()}: nothing could be offered"
@@ -96,6 +97,7 @@ class HardLimits(BaseModel):
                 raise ValueError(f"minimum {k} {_fmt(lo)} is above the maximum {_fmt(self.maximum[k])}")
         for k, hi in self.maximum.items():
             issue = space.issue(k)
+            assert isinstance(issue, NumericIssue)
             if hi < issue.low:
                 raise ValueError(
                     f"maximum {k} {_fmt(hi)} is below the issue's range {issue.describe()}: nothing could be offered"

@@ -105,9 +105,9 @@ class Checker:
             value = float(re.sub(r"[,\u202f\u00a0 ]", "", m.group("num")) + (m.group("dec") or ""))
             if m.group("k"):
                 value *= 1000
-            issue = self._issue_of_number(text, m, value)
-            if issue is not None:
-                out.append(Mention(issue, value, m.start("num"), m.end()))
+            of = self._issue_of_number(text, m, value)
+            if of is not None:
+                out.append(Mention(of, value, m.start("num"), m.end()))
         for issue in self.space.issues:
             if not isinstance(issue, DiscreteIssue) or all(isinstance(o, (int, float)) for o in issue.options):
                 continue

@@ -111,10 +111,10 @@ async def run_negotiation(
         ended_by_party=state.ended_by_party,
     )
     labels = dict(labels or {})
-    for role, party in parties.items():
+    for side, party in parties.items():
         problem = await _on_end(party, ended)
         if problem:
-            labels.setdefault("on_end_error", {})[role] = problem
+            labels.setdefault("on_end_error", {})[side] = problem
     return Episode(
         episode_id=eid,
         scenario=scenario,

@@ -71,7 +71,7 @@ def error_response(
     headers: dict | None = None,
     state: object = None,
 ) -> JSONResponse:
-    full = ErrorBody(error=code, message=message, details=details, state=state).model_dump(mode="json")  # type: ignore[arg-type]
+    full = ErrorBody(error=code, message=message, details=details, state=state).model_dump(mode="json")
     body = {k: v for k, v in full.items() if v is not None}  # the state keeps its nulls, as GET shows it
     return JSONResponse(body, status_code=status, headers=headers)
 

@@ -93,6 +93,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
 
     catalogue = settings.catalogue or Catalogue.generated()
     signing_key = settings.signing_key or SigningKey.generate()
+    app: FastAPI  # made below; the faces read its sessions when a request comes
     mcp_server = build_mcp(lambda: app.state.sessions, catalogue, public_catalogue=settings.public_catalogue)
     a2a_face = build_a2a(
         lambda: app.state.sessions,

@@ -26,7 +26,7 @@ class DeadlineProtocol(H11Protocol):
     _header_timer: asyncio.TimerHandle | None = None
     _body_timer: asyncio.TimerHandle | None = None
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport) -> None:
         super().connection_made(transport)
         self._arm()
 

@@ -26,7 +26,7 @@ def fault(exc: BaseException) -> tuple[int, ErrorBody] | None:
     if isinstance(exc, UnknownSession):
         return 404, ErrorBody(error="not_found", message=str(exc))
     if isinstance(exc, MoveConflict):
-        return 409, ErrorBody(error="conflict", message=str(exc), state=exc.state)  # type: ignore[arg-type]
+        return 409, ErrorBody(error="conflict", message=str(exc), state=exc.state)
     if isinstance(exc, UsageError):
         return 422, ErrorBody(error="invalid_request", message=str(exc))
     if isinstance(exc, ProviderError):

@@ -30,6 +30,7 @@ the catalogue and open a catalogue listing, and then continues with the token it
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -39,7 +40,7 @@ from pydantic import Field
 from ..domain.issues import Value
 from ..domain.scenario import HardLimits, Listing
 from ..errors import Forbidden
-from ..sessions import BUYER_MESSAGE_MAX_CHARS, BuyerMove, OpenedSession, SessionState
+from ..sessions import BUYER_MESSAGE_MAX_CHARS, BuyerMove, OpenedSession, Sessions, SessionState
 from .access import ACCESS_SCOPE_KEY, Access
 from .catalogue import Catalogue, CatalogueListing
 from .faults import FORBIDDEN_OPEN, FORBIDDEN_SESSION, fault
@@ -71,7 +72,7 @@ Message = Annotated[str, Field(max_length=BUYER_MESSAGE_MAX_CHARS, description=_
 ExpectedTurn = Annotated[int | None, Field(ge=0, description=_desc(BuyerMove, "expected_turn"))]
 
 
-def build_mcp(sessions: callable, catalogue: Catalogue, *, public_catalogue: bool):  # type: ignore[valid-type]
+def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_catalogue: bool):
     """The MCP server; ``sessions()`` returns the running ``Sessions`` (opened in the app's lifespan)."""
     from ..version import package_version
 

@@ -233,7 +233,9 @@ class Sessions:
                 },
             )
         self._scenarios[sid] = scenario
-        return public_state(sid, scenario, moves, now, now, token=token)
+        opened = public_state(sid, scenario, moves, now, now, token=token)
+        assert isinstance(opened, OpenedSession)  # a token makes it one
+        return opened
 
     async def move(self, session_id: str, move: BuyerMove | str | dict) -> SessionState:
         """Apply the buyer's move and get the seller's reply; a string is a free-text message."""
@@ -300,7 +302,7 @@ class Sessions:
                     "updated_at": now,
                 }
                 if record is not None:
-                    update["agreement_record"] = change["agreement_record"]
+                    update["agreement_record"] = record.model_dump(mode="json")  # what the ledger row holds
                 try:
                     await self._commit(session_id, update)
                 except Exception:  # the ledger row is the record; the checkpoint is a cache
@@ -332,7 +334,7 @@ class Sessions:
         except UnknownSession:
             return False
         stored = values.get("token_sha256")  # sessions opened before tokens existed have none
-        return bool(stored) and hmac.compare_digest(stored, _digest(token))
+        return stored is not None and hmac.compare_digest(stored, _digest(token))
 
     async def annotation(self, session_id: str, key: str) -> Any:
         """What a protocol face stored with the session under ``key`` (None if nothing)."""

@@ -109,7 +109,7 @@ class Advice:
     @property
     def actions(self) -> tuple[str, ...]:
         """The protocol actions open to a model: a subset of make_offer, accept, walk_away."""
-        out = ("make_offer",) if self.choices or self.own_terms and not self.accept else ()
+        out: tuple[str, ...] = ("make_offer",) if self.choices or self.own_terms and not self.accept else ()
         if self.can_accept:
             out += (ACCEPT,)
         if self.can_walk_away:
@@ -260,8 +260,8 @@ class Strategy:
                 continue
             issue = situation.space.issue(name)
             if issue.kind == "numeric":
-                terms[name] = min(issue.high, max(issue.low, float(value)))  # type: ignore[union-attr]
-            elif value in issue.options:  # type: ignore[union-attr]
+                terms[name] = min(issue.high, max(issue.low, float(value)))
+            elif value in issue.options:
                 terms[name] = value
         return terms
 

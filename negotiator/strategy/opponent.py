@@ -106,7 +106,7 @@ class FrequencyModel:
                 self._option_values(issue) if isinstance(issue, DiscreteIssue) else self._numeric_prefers_high(issue)
             )
         if isinstance(issue, DiscreteIssue):
-            return estimate[str(value)]
+            return estimate[str(value)]  # type: ignore[index]  # a discrete issue's estimate is its option table
         best_high = estimate
         t = (float(value) - issue.low) / (issue.high - issue.low)
         return t if best_high else 1.0 - t
@@ -318,7 +318,7 @@ class ChoiceModel:
             if isinstance(estimate, dict):
                 total += w * estimate[str(offer[k])]
             else:  # numeric: best at the high end, or the low one
-                t = (float(offer[k]) - issue.low) / (issue.high - issue.low)  # type: ignore[union-attr]
+                t = (float(offer[k]) - issue.low) / (issue.high - issue.low)
                 total += w * (t if estimate else 1.0 - t)
         return total
 

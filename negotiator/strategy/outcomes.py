@@ -86,7 +86,7 @@ class OutcomeIndex:
         names = self.space.names
         # The utilities of every combination, in itertools.product's order, summed issue by
         # issue (the same additions, in the same order, as summing each combination).
-        us = [0]
+        us: list[float] = [0]
         for axis in axes:
             us = [a + u for a in us for u, _ in axis]
         combos = itertools.product(*([v for _, v in axis] for axis in axes))
@@ -151,13 +151,16 @@ class OutcomeIndex:
 
     def _rest_of(self, offer: Offer) -> float:
         """``offer``'s utility without the tuned issue's part: what tuning keeps."""
+        assert self.tune is not None  # only called when an issue is tuned
         name = self.tune.name
         return self.prefs.utility(offer) - self.prefs.weights[name] * self.prefs.values[name](offer[name])
 
     def _tune(self, offer: Offer, rest: float, target: float) -> Offer:
         """``offer`` with the tuned issue set so that ``rest`` plus its part reaches ``target``;
         ``offer`` itself where no value of the issue does, or the tuned terms cross a limit."""
-        issue, vf = self.tune, self.prefs.values[self.tune.name]
+        issue = self.tune
+        assert issue is not None  # only called when an issue is tuned
+        vf = self.prefs.values[issue.name]
         assert isinstance(vf, LinearValue)
         name, w = issue.name, self.prefs.weights[issue.name]
         need = (target - rest) / w
@@ -190,7 +193,7 @@ class OutcomeIndex:
             if kind == "numeric":
                 d += abs(float(a[name]) - float(b[name])) / scale
             elif kind == "ordered":
-                d += abs(position[a[name]] - position[b[name]]) / scale
+                d += abs(position[a[name]] - position[b[name]]) / scale  # type: ignore[index]  # ordered: has positions
             else:
                 d += 0.0 if a[name] == b[name] else 1.0
         return d

@@ -40,7 +40,8 @@ def load_model(folder: Path, dtype: str = "auto", base: Path | None = None):
         from peft import PeftModel
 
         base = base or Path(json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"])
-    torch_dtype = auto_dtype(base if adapter else folder) if dtype == "auto" else getattr(torch, dtype)
+    dtype_of = base if adapter and base is not None else folder  # an adapter's dtype is its base's
+    torch_dtype = auto_dtype(dtype_of) if dtype == "auto" else getattr(torch, dtype)
     if adapter:
         model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch_dtype)
         model = PeftModel.from_pretrained(model, str(folder)).merge_and_unload()  # merged: no adapter cost per token

@@ -107,7 +107,7 @@ def _attention(
     layer = module.layer_idx
     for request, start, n in p.rows:
         ks, vs = p.kv.keys.get((layer, request)), p.kv.values.get((layer, request))
-        if ks is None:
+        if ks is None or vs is None:
             shape = (key.shape[1], p.kv.capacity[request], key.shape[3])
             ks = p.kv.keys[(layer, request)] = key.new_empty(shape)
             vs = p.kv.values[(layer, request)] = value.new_empty(shape)

@@ -49,12 +49,13 @@ class RowGrammars:
     def __call__(self, live: list[int], scores: torch.Tensor) -> torch.Tensor:
         if not self.any:
             return scores
-        rows = [
-            row for row, i in enumerate(live) if self.matchers[i] is not None and not self.matchers[i].is_terminated()
-        ]
+        matchers = [(row, self.matchers[i]) for row, i in enumerate(live)]
+        live_matchers = [(row, m) for row, m in matchers if m is not None and not m.is_terminated()]
+        rows = [row for row, _ in live_matchers]
         if rows:
-            for row in rows:
-                self.matchers[live[row]].fill_next_token_bitmask(self.bitmask, row)
+            assert self.bitmask is not None  # allocated whenever any row is constrained
+            for row, matcher in live_matchers:
+                matcher.fill_next_token_bitmask(self.bitmask, row)
             xgr.apply_token_bitmask_inplace(scores, self.bitmask[: len(live)], indices=rows)
         return scores
 

@@ -76,7 +76,7 @@ class PrefixCache:
             m = _common_prefix(entry.tokens, prompt, len(prompt) - 1)
             if m > n and m >= entry.prompt - self.slack:
                 best, best_key, n = entry, key, m
-        if best is None or n < self.min_reuse:
+        if best is None or best_key is None or n < self.min_reuse:
             return None, 0
         self._entries.move_to_end(best_key)
         self.stats.hits += 1
