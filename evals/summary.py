@@ -116,6 +116,7 @@ def audit(ep: Episode) -> dict[str, int]:
         "below_floor_deals": int(below),
         "messages_redacted": 0,
         "messages_corrected": 0,
+        "messages_ungrounded": 0,
         "disclosures_reached": 0,
         "own_terms_restated": 0,
     }
@@ -125,6 +126,7 @@ def audit(ep: Episode) -> dict[str, int]:
         kinds = t.guard.kinds if t.guard is not None else []
         out["messages_redacted"] += "message_redacted" in kinds
         out["messages_corrected"] += "message_corrected" in kinds
+        out["messages_ungrounded"] += "message_ungrounded" in kinds
         stated = [x for x in sentences(t.action.message) if secrecy.disclosures(x)]
         if stated:
             terms = t.action.terms if isinstance(t.action, MakeOffer) else None
@@ -166,6 +168,7 @@ LIMIT_COUNTS = (
     "below_floor_deals",
     "messages_redacted",
     "messages_corrected",
+    "messages_ungrounded",
     "disclosures_reached",
     "own_terms_restated",
 )

@@ -138,7 +138,9 @@ class GuardIntervention(BaseModel):
     ``kind``: ``offer_repaired`` (below a limit or the strategy's target, moved to the
     target), ``accept_blocked`` (an accept of terms below a limit, replaced by the
     strategy's counter-offer), ``message_corrected`` (the message stated values the terms
-    do not hold), ``message_redacted`` (the message disclosed a private number).
+    do not hold), ``message_redacted`` (the message disclosed a private number),
+    ``message_ungrounded`` (sentences the listing and the move do not back were removed;
+    ``reasons["message_grounding"]`` names their families, ``negotiator.llm.grounding``).
     """
 
     kinds: list[str]

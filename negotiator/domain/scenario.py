@@ -186,6 +186,9 @@ class Product(BaseModel):
     name: str
     description: str = ""
     list_price: FiniteFloat | None = None
+    # What the business lets its seller cite (returns window, shipping, payment methods): the
+    # guard removes any other refund, fee, payment or contact promise from the seller's words.
+    policies: tuple[str, ...] = ()
 
 
 class Listing(BaseModel):

@@ -16,6 +16,10 @@ and never states its private numbers. The guard is deterministic code, not a pro
   is replaced when nothing is left (``negotiator.llm.secrecy`` says what it catches);
 * a message that states a value the terms do not hold is corrected (``message_corrected``,
   see ``consistency``);
+* a sentence the listing and the move do not back (a counter-offer that claims a deal,
+  an invented refund, fee or payment step, a price not on the table, the buyer's voice,
+  template residue, a sentence cut mid-way) is removed (``message_ungrounded``, see
+  ``grounding``);
 * a message these checks fail to read (an error in the reading itself) is replaced, as a
   redaction: the checks fail closed, and the turn and its terms are kept.
 
@@ -29,6 +33,7 @@ from ..domain.issues import Offer
 from ..party import AnyAction, GuardIntervention, PartyView
 from ..strategy import Advice, Strategy
 from .consistency import Checker
+from .grounding import Grounding
 from .secrecy import Secrecy, numbers, safe_message
 
 REPAIR_STRATEGY = Strategy()
@@ -108,6 +113,11 @@ class Guard:
                 new = new.model_copy(
                     update={"message": self.redact(corrected, terms if isinstance(new, MakeOffer) else None)}
                 )
+        if self.view.role == "seller" and new.message:
+            new, ungrounded = Grounding(self.view).ground(new)
+            if ungrounded:
+                kinds.append("message_ungrounded")
+                reasons["message_grounding"] = ", ".join(dict.fromkeys(f.reason for f in ungrounded))
         return new, kinds, reasons
 
     def _below_target(self, terms: Offer) -> dict[str, str]:

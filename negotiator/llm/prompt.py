@@ -55,6 +55,8 @@ def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json", ass
     lines = [f"You are the {me}, {deal}: {product}."]
     if instructions.strip():
         lines.append(instructions.strip())
+    if sc.product.policies:
+        lines.append("The shop's policies, the only ones you may cite: " + " ".join(sc.product.policies))
     lines.append("Issues; every offer gives one allowed value for each:")
     lines += [_issue_line(view, issue) for issue in sc.issues]
     weights = sorted(view.preferences.weights.items(), key=lambda kv: -kv[1])

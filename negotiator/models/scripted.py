@@ -12,6 +12,8 @@ pipeline: sensible play, malformed and hostile output, provider failures, latenc
 ``scripted/invalid``   first answer uses values outside the allowed options
 ``scripted/garbage``   never writes a usable action (the agent falls back)
 ``scripted/hostile``   offers and accepts below the floor, states the floor plainly and disguised
+``scripted/ungrounded`` plays like boulware and adds a sentence no listing backs (``say=``: claims_deal,
+                       commitment, price, buyer_role, annotation, cut; by turn when not given)
 ``scripted/flaky``     transient provider errors with probability ``p``
 ``scripted/error``     every call fails with a permanent provider error
 =====================  ============================================================
@@ -299,7 +301,37 @@ def _accept_any(request: ModelRequest) -> str:
     return _action("make_offer", "My asking terms.", view.preferences.ideal(view.space))
 
 
-NAMED = ("boulware", "accept", "malformed", "invalid", "garbage", "hostile", "flaky", "error")
+NAMED = ("boulware", "accept", "malformed", "invalid", "garbage", "hostile", "ungrounded", "flaky", "error")
+
+UNGROUNDED = ("claims_deal", "commitment", "price", "buyer_role", "annotation", "cut")
+
+
+class _Ungrounded:
+    """The failure families measured on the embedded model's words (issue 32), one per turn:
+    the moves are the tactic's, the last sentence is one the guard's grounding must remove."""
+
+    def __init__(self, say: str | None, tactic: Script):
+        if say is not None and say not in UNGROUNDED:
+            raise UsageError(f"scripted/ungrounded?say={say}: choose one of {', '.join(UNGROUNDED)}")
+        self.say, self.tactic = say, tactic
+
+    def __call__(self, request: ModelRequest) -> str:
+        view = request.view
+        assert view is not None
+        answer = json.loads(self.tactic(request))  # type: ignore[arg-type]  # the tactic answers with text
+        say = self.say or UNGROUNDED[(view.turn // 2) % len(UNGROUNDED)]
+        price = next((i for i in view.space.issues if "price" in i.name and hasattr(i, "low")), None)
+        stray = round(price.low * 0.61 + 0.37, 2) if price is not None else 12345.67  # never on the table
+        sentence = {
+            "claims_deal": "I have accepted your offer and this one is now sold.",
+            "commitment": "This offer is 100% non-refundable, no exceptions.",
+            "price": f"Sorry for the wait, I want to offer you {stray:g} {view.scenario.currency}.",
+            "buyer_role": "I will be very glad to purchase the item.",
+            "annotation": "{{note: value for offer is 0.64}}",
+            "cut": "Now take my last offer,",
+        }[say]
+        answer["message"] = f"{answer.get('message') or 'Here is what I can do.'} {sentence}"
+        return json.dumps(answer)
 
 
 def named_scripted_model(name: str, params: dict[str, str], spec: str) -> ScriptedModel:
@@ -326,6 +358,8 @@ def named_scripted_model(name: str, params: dict[str, str], spec: str) -> Script
         fn = lambda r: "lorem ipsum {not json"  # noqa: E731
     elif name == "hostile":
         fn = _hostile
+    elif name == "ungrounded":
+        fn = _Ungrounded(params.get("say"), tactic)
     elif name == "flaky":
         fn = _Flaky(p, seed, tactic)
     elif name == "error":

@@ -47,6 +47,7 @@ class ProcessMetrics(BaseModel):
     fallbacks: int = 0
     guard_interventions: int = 0
     messages_corrected: int = 0  # seller messages whose stated values the guard put right (message_corrected)
+    messages_ungrounded: int = 0  # seller messages with sentences the listing and move do not back, removed
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -129,6 +130,7 @@ def process_metrics(turns: list[TurnRecord], wall_time_s: float) -> ProcessMetri
         fallbacks=sum(1 for t in seller if t.fallback),
         guard_interventions=sum(1 for t in seller if t.guard is not None),
         messages_corrected=sum(1 for t in seller if t.guard is not None and "message_corrected" in t.guard.kinds),
+        messages_ungrounded=sum(1 for t in seller if t.guard is not None and "message_ungrounded" in t.guard.kinds),
         prompt_tokens=sum(t.usage.prompt_tokens for t in turns),
         completion_tokens=sum(t.usage.completion_tokens for t in turns),
         cost_usd=round(sum(t.usage.cost_usd for t in turns), 8),

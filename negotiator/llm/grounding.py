@@ -1,0 +1,201 @@
+"""Grounding: the seller says only what its listing and its move hold.
+
+What a seller may say is written down: the listing's facts (the product's name, description
+and the policies the business lets it cite, the issues and their options, the currency), the
+terms of its own move, and the buyer's standing terms named as theirs. A sentence that goes
+beyond them is a commitment the business never made, and the guard removes it:
+
+* ``claims_deal``: a counter-offer that says it accepted or that the item is sold;
+* ``invites_offers``: a walk-away that asks for more offers;
+* ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
+  conditions, payment instruments, other currencies, dates and deadlines, contact or
+  off-platform steps, unless the listing's own text names them;
+* ``buyer_role``: the seller speaking as the buyer ("I will pay", "I'd like to purchase");
+* ``annotation``: template or prompt residue ("{{note: ...", "[offer]", "TODO");
+* ``price``: a price-like number (next to a currency, or of a price's magnitude) that is
+  neither the move's nor the buyer's standing terms;
+* ``cut``: the last sentence stops mid-way.
+
+This is a pattern check, in English: it reads the failure families measured on the embedded
+model's output (docs/guard.md says what it catches and what it cannot). When every sentence
+goes, the strategy's own sentence for the move stands in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..actions import Accept, MakeOffer, WalkAway
+from ..domain.issues import NumericIssue, Offer
+from ..party import AnyAction, PartyView
+from .secrecy import numbers, sentences
+
+_CLAIMS_DEAL = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
+    r"|\b(?:we\s+have|it'?s|that'?s)\s+a\s+deal\b|^\s*deal\s*[.!]?\s*$|\b(?:is|now|been)\s+sold\b"
+    r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b",
+    re.I,
+)
+_INVITES = re.compile(
+    r"\b(?:make|send|give)\s+(?:me\s+)?(?:an?|another|your|a\s+better|a\s+new)\s+(?:offer|counter)"
+    r"|\blet\s+me\s+know\b|\bcounter[- ]?offer\b|\bmy\s+door\s+is\s+open\b|\bstill\s+open\s+to\b",
+    re.I,
+)
+_BUYER_ROLE = re.compile(
+    r"\bI(?:'ll|\s+will|\s+would|'d|\s+can|\s+am\s+willing\s+to|'m\s+willing\s+to|\s+am\s+ready\s+to)?"
+    r"\s+(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
+    r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b",
+    re.I,
+)
+_ANNOTATION = re.compile(
+    r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z_]+\s*>|\[(?:offer|terms|price|name)\]", re.I
+)
+# Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
+_COMMITMENTS: dict[str, str] = {
+    "refund": r"\brefund\w*|\bnon[- ]?refundable\b|\bmoney[- ]back\b",
+    "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
+    "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
+    "fees": r"\bfees?\b|\bsurcharge\w*|\bhandling\s+charge",
+    "tax": r"\btax(?:es)?\b|\bvat\b|\bduty\b|\bduties\b",
+    "deposit": r"\bdeposit\w*|\bdown\s+payment\b|\bupfront\b|\bin\s+advance\b",
+    "eligibility": r"\bresiden(?:ce|t)\s+permit\b|\bcredit\s+check\b|\bvalid\s+(?:id|licen[cs]e|passport)\b|\beligib\w*"
+    r"|\blegal(?:ly)?\b|\bcontract\b|\bno\s+exceptions\b|\bterms\s+and\s+conditions\b",
+    "payment": r"\bcredit\s+card\b|\bdebit\s+card\b|\bpaypal\b|\bbank\s+transfer\b|\bwire\b|\bcash\b|\bcheque\b"
+    r"|\bcheck\s+payment\b|\bbitcoin\b|\bcrypto\w*|\bfirst\s+bill\b|\binstal(?:l)?ments?\b|\bfinanc\w+",
+    "dates": r"\b(?:by|until|before|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight"
+    r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
+    "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\.",
+}
+_COMMITMENT_RE = {family: re.compile(pattern, re.I) for family, pattern in _COMMITMENTS.items()}
+_CURRENCY = {
+    "USD": r"\$|\busd\b|\bdollars?\b|\bbucks\b",
+    "EUR": r"€|\beur\b|\beuros?\b",
+    "GBP": r"£|\bgbp\b|\bpounds?\b",
+    "JPY": r"¥|\bjpy\b|\byen\b",
+    "CHF": r"\bchf\b|\bfrancs?\b",
+    "INR": r"₹|\binr\b|\brupees?\b",
+}
+_BARE_NUMBER = re.compile(
+    r"(?<![\w.,/:-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:-]|\s*(?:%|percent|days?|weeks?|months?|years?|yrs?"
+    r"|hours?|minutes?|seats?|units?|guests?|people|pieces?|pcs|items?|licen[cs]es?|users?|kg|lbs?|cm|mm|m\b|gb|tb|inch))",
+    re.I,
+)
+# A last sentence that stops on a comma, a dash or a word that needs another after it was cut
+# by the token limit ("Now take my last offer,"); a short unpunctuated "hi" or "Deal" was not.
+_CUT = re.compile(
+    r"(?:[,;:(\[{–—-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|at|in|on|by|is|are|will|can|than|that))\s*$",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    reason: str  # one of the families in the module docstring
+    sentence: str
+
+
+class Grounding:
+    """What one seller turn may say, from the seller's own view."""
+
+    def __init__(self, view: PartyView):
+        self.view = view
+        sc = view.scenario
+        self.currency = sc.currency.upper()
+        facts = [sc.product.name, sc.product.description, *getattr(sc.product, "policies", ())]
+        for issue in sc.issues:
+            facts.append(issue.name.replace("_", " "))
+            facts += [str(o).replace("_", " ") for o in getattr(issue, "options", ())]
+        self.facts = " ".join(facts).lower()
+        self.price_issues = [i for i in sc.issues if isinstance(i, NumericIssue) and "price" in i.name]
+
+    def findings(self, action: AnyAction) -> list[Finding]:
+        """Every sentence of the action's message that the listing and the move do not back."""
+        out: list[Finding] = []
+        said = sentences(action.message or "")
+        allowed = self._allowed_numbers(action)
+        for k, sentence in enumerate(said):
+            reason = self._reason(action, sentence, allowed)
+            if reason is None and k == len(said) - 1 and _CUT.search(sentence):
+                reason = "cut"
+            if reason is not None:
+                out.append(Finding(reason, sentence))
+        return out
+
+    def ground(self, action: AnyAction) -> tuple[AnyAction, list[Finding]]:
+        """The action with the failing sentences removed (the strategy's sentence if none is left)."""
+        found = self.findings(action)
+        if not found:
+            return action, found
+        gone = {f.sentence for f in found}
+        kept = " ".join(s.strip() for s in sentences(action.message or "") if s not in gone).strip()
+        return action.model_copy(update={"message": kept or own_sentence(action)}), found
+
+    def _reason(self, action: AnyAction, sentence: str, allowed: list[float]) -> str | None:
+        if isinstance(action, MakeOffer) and _CLAIMS_DEAL.search(sentence):
+            return "claims_deal"
+        if isinstance(action, WalkAway) and _INVITES.search(sentence):
+            return "invites_offers"
+        if _ANNOTATION.search(sentence):
+            return "annotation"
+        if _BUYER_ROLE.search(sentence):
+            return "buyer_role"
+        for pattern in _COMMITMENT_RE.values():
+            m = pattern.search(sentence)
+            if m and not self._listed(m.group()):
+                return "commitment"
+        for code, marker in _CURRENCY.items():
+            if code != self.currency and re.search(marker, sentence, re.I) and not self._listed(code.lower()):
+                return "commitment"  # another currency: a conversion the business never gave
+        if self._stray_price(sentence, allowed):
+            return "price"
+        return None
+
+    def _listed(self, words: str) -> bool:
+        """Whether the listing's own text names this commitment (its stem, at least)."""
+        stem = re.sub(r"[^a-z]", " ", words.lower()).split()
+        return bool(stem) and all(w[:5] in self.facts for w in stem if len(w) > 2)
+
+    def _allowed_numbers(self, action: AnyAction) -> list[float]:
+        values: list[float] = []
+        for offer in (getattr(action, "terms", None), self.view.standing_offer, self.view.own_last_offer):
+            for v in (offer or {}).values():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    values.append(float(v))
+        if isinstance(action, (MakeOffer, Accept)):  # a total: unit price times quantity
+            terms: Offer | None = getattr(action, "terms", None) or self.view.standing_offer
+            if terms:
+                prices = [float(v) for k, v in terms.items() if "price" in k and isinstance(v, (int, float))]
+                counts = [float(v) for k, v in terms.items() if k in ("quantity", "seats", "units", "guests")]
+                values += [p * q for p in prices for q in counts if isinstance(q, float)]
+        list_price = self.view.scenario.product.list_price
+        if list_price is not None:
+            values.append(float(list_price))  # what the shop shows
+        return values
+
+    def _stray_price(self, sentence: str, allowed: list[float]) -> bool:
+        """A price-like number in ``sentence`` that is not on the table."""
+        money = re.search(
+            _CURRENCY.get(self.currency, r"\b" + re.escape(self.currency.lower()) + r"\b"), sentence, re.I
+        )
+        said = numbers(sentence) if money is not None else []
+        if self.price_issues:  # a bare number of a price's magnitude, with no other unit after it
+            low = min(i.low for i in self.price_issues) * 0.5
+            high = max(i.high for i in self.price_issues) * 2
+            for m in _BARE_NUMBER.finditer(sentence):
+                x = float(m.group(0).replace(",", ""))
+                if low <= x <= high and x >= 20:
+                    said.append(x)
+        return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) for x in said)
+
+
+def own_sentence(action: AnyAction) -> str:
+    """The strategy's own sentence for a move, when none of the model's words can stay."""
+    if isinstance(action, MakeOffer):
+        return "Here is my offer."
+    if isinstance(action, Accept):
+        return "That works for me."
+    return "I'm sorry we could not reach an agreement."
+
+
+__all__ = ["Finding", "Grounding", "own_sentence"]
