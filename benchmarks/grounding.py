@@ -1,0 +1,57 @@
+"""What the guard's grounding changed in a run's seller messages, family by family.
+
+    python benchmarks/grounding.py RUN_FOLDER [--show 20]
+
+Reads RUN_FOLDER/episodes.jsonl (any `negotiator eval` run) and prints, over the seller's
+turns: how many messages the grounding check changed, per family (claims_deal, commitment,
+price, buyer_role, annotation, cut, invites_offers), a sample of what the model said next to
+what the buyer read, and the check run again over what the buyer read (0 expected).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from negotiator.llm.grounding import Grounding
+from negotiator.party import PartyView, PublicMove
+from negotiator.runtime.log import read_episodes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--show", type=int, default=20, help="changed messages to print, before and after")
+    args = ap.parse_args()
+    episodes = read_episodes(args.run / "episodes.jsonl")
+    messages = changed = left = 0
+    families: Counter[str] = Counter()
+    shown: list[tuple[str, str, str]] = []
+    for ep in episodes:
+        moves: list[PublicMove] = []
+        for t in ep.turns:
+            if t.party == "seller" and t.action.message:
+                messages += 1
+                kinds = t.guard.kinds if t.guard is not None else []
+                if "message_ungrounded" in kinds:
+                    assert t.guard is not None
+                    changed += 1
+                    why = t.guard.reasons.get("message_grounding", "")
+                    families.update(why.split(", "))
+                    if len(shown) < args.show:
+                        shown.append((why, str(t.guard.original.get("message", "")), t.action.message))
+                view = PartyView.of(ep.scenario.listing(), "seller", moves, negotiation_id=ep.episode_id)
+                left += bool(Grounding(view).findings(t.action))
+            moves.append(PublicMove(party=t.party, action=t.action))
+    print(f"{len(episodes)} negotiations, {messages} seller messages")
+    print(f"changed by grounding: {changed} ({changed / max(messages, 1):.1%})")
+    for family, n in families.most_common():
+        print(f"  {family}: {n}")
+    print(f"ungrounded after the guard, read again: {left}")
+    for why, before, after in shown:
+        print(f"\n[{why}]\n  model: {before}\n  buyer: {after}")
+
+
+if __name__ == "__main__":
+    main()
