@@ -109,8 +109,9 @@ def limits_caption(b: dict) -> str | None:
         return None
     return (
         f"{lim['below_floor_deals']} deals below the floor; messages: {lim['messages_redacted']} redacted, "
-        f"{lim['messages_corrected']} corrected by the guard, {lim.get('messages_ungrounded', 0)} with ungrounded "
-        f"sentences removed, {lim['disclosures_reached']} stated a secret to the buyer"
+        f"{lim['messages_corrected']} corrected by the guard, "
+        + (f"{n} with ungrounded sentences removed, " if (n := lim.get("messages_ungrounded", 0)) else "")
+        + f"{lim['disclosures_reached']} stated a secret to the buyer"
         + (
             f"; {lim['own_terms_restated']} restated the seller's own offer terms (not a secret: the buyer reads "
             "them in the offer)"

@@ -12,7 +12,7 @@ import math
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_serializer, model_validator
 
 from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt
 from .utility import Preferences
@@ -189,6 +189,15 @@ class Product(BaseModel):
     # What the business lets its seller cite (returns window, shipping, payment methods): the
     # guard removes any other refund, fee, payment or contact promise from the seller's words.
     policies: tuple[str, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _without_empty_policies(self, handler):
+        # A product with no policies dumps as it did before the field existed: suite
+        # fingerprints, stored episodes and the JSON a shop already keeps stay the same.
+        data = handler(self)
+        if not self.policies and isinstance(data, dict):
+            data.pop("policies", None)
+        return data
 
 
 class Listing(BaseModel):
