@@ -49,7 +49,8 @@ _BUYER_ROLE = re.compile(
     re.I,
 )
 _ANNOTATION = re.compile(
-    r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]", re.I
+    r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]",
+    re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
 _COMMITMENTS: dict[str, str] = {
