@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from service_process import ServiceProcess  # noqa: E402  (the tests' serve process, one class for both)
 
 KEY = "replicas-benchmark-key-0123456789"
 SELLER = "scripted/boulware?latency=0.05"
@@ -78,57 +80,17 @@ class Tally:
         )
 
 
-class Replica:
-    """One ``negotiator serve`` process on loopback."""
-
-    def __init__(self, store: str, workdir: Path, env: dict[str, str], seller: str = SELLER):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = workdir / f"replica-{self.port}.log"
-        cmd = [sys.executable, "-m", "negotiator", "serve", "--port", str(self.port), "--store", store]
-        cmd += ["--seller", seller, "--log-level", "warning"]
-        with open(self.log, "w") as out:
-            self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
-
-    def wait(self, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    f"negotiator serve exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}"
-                )
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"negotiator serve did not answer within {timeout} s:\n{self.log.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def start_replicas(
     store: str, n: int, workdir: Path, seller: str = SELLER, env: dict[str, str] | None = None
-) -> list[Replica]:
+) -> list[ServiceProcess]:
     """``n`` serve processes on ``store``, sharing one API key and one agreement signing key."""
     from negotiator.agreements import SIGNING_KEY_ENV, SigningKey
 
-    env = {**os.environ, **(env or {}), "NEGOTIATOR_API_KEY": KEY, SIGNING_KEY_ENV: SigningKey.generate().export()}
-    replicas: list[Replica] = []
+    env = {**(env or {}), SIGNING_KEY_ENV: SigningKey.generate().export()}
+    replicas: list[ServiceProcess] = []
     try:
         for _ in range(n):  # one after the other: the first creates the store's tables
-            replicas.append(Replica(store, workdir, env, seller))
-            replicas[-1].wait()
+            replicas.append(ServiceProcess(workdir, seller=seller, key=KEY, extra_env=env, store=store).start())
     except BaseException:
         for r in replicas:
             r.stop()
@@ -242,7 +204,7 @@ def run(store: str | None, replicas: int, rounds: int, seller: str = SELLER, cod
         env = {"PYTHONPATH": str(Path(code).resolve())} if code else None
         procs = start_replicas(store or str(work / "negotiations.sqlite"), replicas, work, seller, env)
         try:
-            return race([p.url for p in procs], rounds)
+            return race([p.base_url for p in procs], rounds)
         finally:
             for p in procs:
                 p.stop()
