@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.issues import NumericIssue, Offer
 from ..party import AnyAction, PartyView
-from .secrecy import numbers, sentences
+from .secrecy import numbers, safe_message, sentences
 
 _CLAIMS_DEAL = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
@@ -193,7 +193,7 @@ class Grounding:
 def own_sentence(action: AnyAction) -> str:
     """The strategy's own sentence for a move, when none of the model's words can stay."""
     if isinstance(action, MakeOffer):
-        return "Here is my offer."
+        return safe_message(action.terms)  # the sentence a fully redacted offer gets
     if isinstance(action, Accept):
         return "That works for me."
     return "I'm sorry we could not reach an agreement."

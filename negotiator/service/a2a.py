@@ -213,9 +213,8 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
         """The task view of a negotiation no A2A message opened: its state now, as an agent message."""
         from a2a.helpers.proto_helpers import new_data_part, new_text_part
 
-        last = state.transcript[-1] if state.transcript else None
-        seller_move = last.action.model_dump(mode="json") if last is not None and last.party == "seller" else None
-        data = _scrubbed_state(_state_json(state))
+        seller_move = _seller_move(state)
+        data = _state_json(state)  # read from the store: no session token in it
         message = pb.Message(
             message_id=uuid.uuid4().hex,
             role=pb.Role.ROLE_AGENT,
@@ -258,8 +257,7 @@ def build_a2a(sessions, catalogue: Catalogue, *, public_catalogue: bool, public_
     async def _answer(updater, state: SessionState) -> None:
         from a2a.helpers.proto_helpers import new_data_part
 
-        last = state.transcript[-1] if state.transcript else None
-        seller_move = last.action.model_dump(mode="json") if last is not None and last.party == "seller" else None
+        seller_move = _seller_move(state)
         reply = _reply(updater, _words(state, seller_move), {"seller_move": seller_move, "state": _state_json(state)})
         if state.status == "open":
             await updater.requires_input(reply)
@@ -408,6 +406,12 @@ def _move(data: dict, text: str) -> BuyerMove:
         raise UsageError(f"invalid buyer move: {where}: {err['msg']}") from None
 
 
+def _seller_move(state: SessionState) -> dict | None:
+    """The seller's move that ends the transcript, as JSON data; None when the buyer moved last."""
+    last = state.transcript[-1] if state.transcript else None
+    return last.action.model_dump(mode="json") if last is not None and last.party == "seller" else None
+
+
 def _words(state: SessionState, seller_move: dict | None) -> str:
     """The text part of an answer: the seller's words, or where the negotiation stands."""
     text = seller_move.get("message") if seller_move else ""
@@ -415,11 +419,6 @@ def _words(state: SessionState, seller_move: dict | None) -> str:
         text
         or {"open": "Your move.", "deal": "Deal.", "no_deal": "The negotiation ended without a deal."}[state.status]
     )
-
-
-def _scrubbed_state(state: dict) -> dict:
-    state.pop("token", None)
-    return state
 
 
 def _state_json(state: SessionState) -> dict:
