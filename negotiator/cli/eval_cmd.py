@@ -219,7 +219,10 @@ LEGEND = (
     ("deal rate", "the share of negotiations that ended in a deal"),
     ("buyer score", "the same scale for the buyer"),
     ("invalid", "model answers that did not parse or broke the rules (the model was asked again)"),
-    ("guard", "seller moves the guard changed: below the limits, stating a secret, contradicting the offer"),
+    (
+        "guard",
+        "seller moves the guard changed: below the limits, stating a secret, contradicting the offer, saying more than the listing",
+    ),
     ("errors", "negotiations that ended in a provider error: left out of the scores"),
 )
 
