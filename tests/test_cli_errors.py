@@ -249,3 +249,11 @@ def test_serve_on_a_postgres_server_it_cannot_reach_is_one_line_and_exit_3():
     assert "Traceback" not in r.stderr and "s3cret" not in said(r), r.stderr
     assert said(r).startswith(f"store unreachable: --store postgresql://shop:***@127.0.0.1:{port}/db: cannot connect")
     assert "check that the server is running" in said(r)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_eval_timeout_is_a_usage_error(value, tmp_path):
+    """On 91bd565 `eval --timeout nan` and `--timeout inf` were accepted."""
+    r = cli("eval", "--seller", "rule/boulware", "--limit", "1", "--timeout", value, "--out", str(tmp_path / "run"))
+    usage_error(r, "--timeout must be a positive number of seconds")
+    assert not (tmp_path / "run").exists()
