@@ -28,8 +28,11 @@ from negotiator.runtime import make_party, run_negotiation
 PINNED_AT_8AEA479 = {"quick": "465a494bf62d3860", "heldout": "a21b22637863b0ff"}
 
 
-def play_digest(suite: str, seller: str = "rule/boulware") -> str:
-    """A digest of every move (party, action, terms, buyer message) of every negotiation, in negotiation order."""
+def play_digest(suite: str, seller: str = "rule/boulware", *, seller_messages: bool = False) -> str:
+    """A digest of every move (party, action, terms, buyer message) of every negotiation, in negotiation order.
+
+    ``seller_messages``: the seller's words too.
+    """
 
     async def play() -> list:
         eps = []
@@ -52,7 +55,7 @@ def play_digest(suite: str, seller: str = "rule/boulware") -> str:
             terms = getattr(t.action, "terms", None)
             # The rule seller's words are pinned by tests/test_rule_messages.py (they were fixed on purpose);
             # its moves and everything the buyers do are pinned here.
-            message = t.action.message if t.party != "seller" else None
+            message = t.action.message if t.party != "seller" or seller_messages else None
             h.update(json.dumps([t.party, t.action.action, terms, message], sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -65,3 +68,18 @@ def test_the_quick_suite_plays_as_it_did():
 def test_the_heldout_suite_plays_as_it_did():
     """All 1,152 negotiations: the baseline seller and both rule buyers (rule/persona, rule/tit_for_tat)."""
     assert play_digest("heldout") == PINNED_AT_8AEA479["heldout"]
+
+
+# The responsive seller (the default's strategy), words included, as played at 3adbc04. Making the
+# strategy or the runtime cheaper must not change a move or a message; a change of its play on
+# purpose updates these digests, and says so in its commit.
+RESPONSIVE_AT_3ADBC04 = {"quick": "365115c31906660f", "heldout": "11e5c1c1e8cdc52d"}
+
+
+def test_the_responsive_seller_plays_the_quick_suite_as_pinned():
+    assert play_digest("quick", "rule/responsive", seller_messages=True) == RESPONSIVE_AT_3ADBC04["quick"]
+
+
+@pytest.mark.slow
+def test_the_responsive_seller_plays_the_heldout_suite_as_pinned():
+    assert play_digest("heldout", "rule/responsive", seller_messages=True) == RESPONSIVE_AT_3ADBC04["heldout"]
