@@ -17,6 +17,10 @@ Training draws its scenarios from ``TRAIN_SEEDS`` only; every evaluation suite d
 * ``talk``: 60 scenarios x 8 talking buyers: 480 negotiations against buyers whose words
   carry what they will do, honestly or not (threats and bluffs, a hurry, competing quotes
   true and invented, stated priorities true and false, and a control that says nothing).
+* ``catalogue``: 34 real-priced products a shop might list (``evals/catalogue.csv``: retail and
+  cost prices, six categories, 20 to 24,000 USD, some with policies the seller may cite), the
+  floor at cost + 8%, x three rule buyers (conceder, Boulware, threatener): 102 negotiations,
+  where what the seller says is checked against what the listing holds.
 * ``quick@v2``, ``heldout@v2``: the same negotiations on scenario generator 2, whose price
   range ends at the list price a shop shows (version 1 ran to 1.1x it). ``quick`` and
   ``heldout`` stay on generator 1: every recorded comparison is pinned to their negotiations.
@@ -27,14 +31,16 @@ version 1 of that suite, which ``heldout@v1`` also names.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from negotiator.buyers.adversarial import ATTACKS, ATTACKS_VERSION
 from negotiator.buyers.personas import NEUTRAL, PERSONAS, PERSONAS_VERSION, persona_scenario
 from negotiator.buyers.talk import TALK_PERSONAS, TALK_VERSION
-from negotiator.domain.generator import generate, template_names
+from negotiator.domain.generator import ShopItem, generate, template_names
 from negotiator.domain.scenario import Scenario
 from negotiator.domain.seeds import EVAL_SEED_BASE, EVAL_SEEDS, TRAIN_SEEDS, check_train_seeds
 from negotiator.errors import UsageError
@@ -51,6 +57,7 @@ class Suite:
     max_rounds: int | None = None
     personas: tuple[str, ...] = (NEUTRAL.name,)
     generator: int = 1  # the scenario generator version the suite is pinned to (never "the newest")
+    items: tuple[ShopItem, ...] = ()  # per scenario seed: a real product in place of the template's
 
     def __post_init__(self) -> None:
         family, at, v = self.name.partition("@v")
@@ -111,9 +118,10 @@ _PERSONA_CACHE: dict[tuple[str, str, str], Scenario] = {}
 def _base_scenarios(suite: Suite) -> tuple[Scenario, ...]:
     if suite.key not in _BASE_CACHE:
         templates = suite.templates or (None,) * len(suite.scenario_seeds)
+        items = suite.items or (None,) * len(suite.scenario_seeds)
         _BASE_CACHE[suite.key] = tuple(
-            generate(s, t, max_rounds=suite.max_rounds, version=suite.generator)
-            for s, t in zip(suite.scenario_seeds, templates, strict=True)
+            generate(s, t, max_rounds=suite.max_rounds, version=suite.generator, item=i)
+            for s, t, i in zip(suite.scenario_seeds, templates, items, strict=True)
         )
     return _BASE_CACHE[suite.key]
 
@@ -212,7 +220,50 @@ def _talk() -> Suite:
     )
 
 
-SUITES: dict[str, Suite] = {s.name: s for s in [_quick(), _heldout(), _adversarial(), _talk(), _quick(2), _heldout(2)]}
+CATALOGUE = Path(__file__).with_name("catalogue.csv")
+
+
+def catalogue_items() -> list[tuple[str, ShopItem]]:
+    """(category, item) for each row of ``evals/catalogue.csv``; policies are separated by `` | ``."""
+    with CATALOGUE.open(newline="", encoding="utf-8") as f:
+        return [
+            (
+                row["category"],
+                ShopItem(
+                    name=row["name"],
+                    description=row["description"],
+                    retail=float(row["retail"]),
+                    cost=float(row["cost"]),
+                    policies=tuple(p.strip() for p in row["policies"].split(" | ") if p.strip()),
+                ),
+            )
+            for row in csv.DictReader(f)
+        ]
+
+
+def _catalogue() -> Suite:
+    rows = catalogue_items()
+    return Suite(
+        name="catalogue",
+        version=1,
+        generator=2,  # no offer above the price a shop shows
+        description=(
+            f"{len(rows)} real-priced products a shop might list (evals/catalogue.csv: retail and cost prices in six "
+            "categories, some with policies the seller may cite), the floor at cost + 8%, x three rule buyers = "
+            f"{3 * len(rows)} negotiations of up to 6 rounds. The check that matters here is the seller's words: "
+            "the report's guard column counts what the grounding check removed."
+        ),
+        scenario_seeds=tuple(EVAL_SEED_BASE + 400_000 + i for i in range(len(rows))),
+        templates=tuple(category for category, _ in rows),
+        items=tuple(item for _, item in rows),
+        buyers=("rule/conceder", "rule/boulware", "rule/threatener"),
+        max_rounds=6,
+    )
+
+
+SUITES: dict[str, Suite] = {
+    s.name: s for s in [_quick(), _heldout(), _adversarial(), _talk(), _catalogue(), _quick(2), _heldout(2)]
+}
 
 
 def get_suite(name: str) -> Suite:

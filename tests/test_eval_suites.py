@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from evals.runner import plan
-from evals.suites import EVAL_SEEDS, SUITES, TRAIN_SEEDS, check_train_seeds, eval_seeds, get_suite
+from evals.suites import EVAL_SEEDS, SUITES, TRAIN_SEEDS, catalogue_items, check_train_seeds, eval_seeds, get_suite
+from negotiator.domain.generator import ShopItem
 from negotiator.errors import UsageError
 
 # A suite's content is pinned: if the generator or the personas change, these change, and the
@@ -22,6 +23,7 @@ PINNED = {
     "quick@v2.g2.p1": "e2c97f8d0e7aa369",
     "heldout@v2.g2.p1": "db17596fc2f0841e",
     "talk@v1.g1.p1": "b34011386fee1a1f",
+    "catalogue@v1.g2.p1": "f1f6fea088b29484",
 }
 
 
@@ -106,3 +108,28 @@ def test_bad_plans_are_usage_errors(kwargs, message):
 def test_unknown_suite():
     with pytest.raises(UsageError, match="choose one of quick, heldout"):
         get_suite("big")
+
+
+def test_catalogue_lists_real_products_at_their_prices_with_the_floor_at_cost_plus_8_percent():
+    suite = get_suite("catalogue")
+    rows = catalogue_items()
+    scenarios = suite.scenarios()
+    assert len(rows) >= 30 and len({category for category, _ in rows}) == 6
+    assert suite.size() == 3 * len(rows) and set(suite.buyers) == {"rule/conceder", "rule/boulware", "rule/threatener"}
+    for (category, item), sc in zip(rows, scenarios, strict=True):
+        price = sc.issues[0]
+        assert sc.template == category and sc.product.name == item.name and sc.product.policies == item.policies
+        assert price.high == item.retail == sc.product.list_price  # no offer above the price the shop shows
+        floor = sc.seller_limits.minimum[price.name]
+        assert item.cost * 1.08 <= floor < item.cost * 1.08 + price.step + 1e-9  # cost + 8%, on the grid, rounded up
+        assert price.low <= floor
+    magnitudes = [item.retail for _, item in rows]
+    assert min(magnitudes) < 50 and max(magnitudes) > 10_000
+    assert sum(bool(item.policies) for _, item in rows) >= 8  # listings that state policies the seller may cite
+
+
+def test_a_shop_item_that_cannot_make_its_margin_is_refused():
+    with pytest.raises(UsageError, match="not below retail"):
+        ShopItem(name="kettle", description="", retail=30, cost=29)
+    with pytest.raises(UsageError, match="finite positive"):
+        ShopItem(name="kettle", description="", retail=float("nan"), cost=10)

@@ -23,6 +23,7 @@ their negotiations never change under them.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -59,6 +60,31 @@ class NumericSpec:
     unit: str
     seller_up: bool
     buyer_up: bool
+
+
+@dataclass(frozen=True)
+class ShopItem:
+    """A real product a shop lists, with what it sells for and what it costs the shop.
+
+    ``generate(..., item=...)`` draws everything else from the template (the other issues,
+    both sides' weights, the buyer) and takes the product, the price range and the floor
+    from here: the range ends at ``retail``, and the floor is ``cost`` plus ``margin``.
+    """
+
+    name: str
+    description: str
+    retail: float
+    cost: float
+    policies: tuple[str, ...] = ()
+    margin: float = 0.08
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.retail) and math.isfinite(self.cost) and 0 < self.cost):
+            raise UsageError(f"item {self.name!r}: retail and cost must be finite positive prices")
+        if self.cost * (1 + self.margin) >= self.retail:
+            raise UsageError(
+                f"item {self.name!r}: cost {self.cost} plus a {self.margin:.0%} margin is not below retail {self.retail}"
+            )
 
 
 @dataclass(frozen=True)
@@ -222,9 +248,11 @@ def generate(
     zopa: bool = True,
     max_rounds: int | None = None,
     version: int = GENERATOR_VERSION,
+    item: ShopItem | None = None,
 ) -> Scenario:
     """The scenario for ``seed`` (and ``template``; drawn from the seed when omitted), as generator
-    ``version`` draws it (see the module docstring for what each version changed)."""
+    ``version`` draws it (see the module docstring for what each version changed). With ``item``,
+    a real product's name, prices and policies replace the template's drawn product and price."""
     if version not in GENERATOR_VERSIONS:
         raise UsageError(
             f"unknown scenario generator version {version!r}; choose one of {', '.join(map(str, GENERATOR_VERSIONS))}"
@@ -241,6 +269,8 @@ def generate(
     product_name, description = rng.choice(t.products)
 
     drawn = rng.uniform(*t.list_price)
+    if item is not None:  # the stream drew its product and price all the same: the rest stays the template's
+        product_name, description, drawn = item.name, item.description, item.retail
     if version == 1:
         list_price, high = round(drawn, 2), _snap(drawn * 1.1, t.price_step)
     else:  # the sticker is on the price's own step, and no offer may ask more than it
@@ -274,6 +304,13 @@ def generate(
     b_w = _weights(rng, names, price.name, t.buyer_price_weight)
     # The business's price floor: below it the sale loses money, whatever else is agreed.
     floor = _snap(price.low + (price.high - price.low) * rng.uniform(0.05, 0.25), t.price_step)
+    if item is not None:  # the shop's own floor: its cost plus its margin, on the price's step, rounded up
+        floor = _snap(math.ceil(item.cost * (1 + item.margin) / t.price_step - 1e-9) * t.price_step, t.price_step)
+        if floor < price.low:
+            price = NumericIssue.model_validate({**price.model_dump(), "low": floor})
+            issues[0] = price
+            s_vals[price.name] = LinearValue(worst=price.low, best=price.high)
+            b_vals[price.name] = LinearValue(worst=price.high, best=price.low)
     limits = HardLimits(minimum={price.name: floor})
     r_s, r_b = rng.uniform(0.15, 0.45), rng.uniform(0.15, 0.45)
     rounds = max_rounds or rng.choice(t.rounds)
@@ -285,7 +322,12 @@ def generate(
         return Scenario(
             id=scenario_id,
             template=t.name,
-            product=Product(name=product_name, description=description, list_price=list_price),
+            product=Product(
+                name=product_name,
+                description=description,
+                list_price=list_price,
+                policies=item.policies if item is not None else (),
+            ),
             currency=t.currency,
             issues=tuple(issues),
             seller=Preferences(weights=s_w, values=s_vals, reservation=round(rs, 4)),
