@@ -94,6 +94,20 @@ def test_policies_the_listing_states_may_be_cited():
     assert _reasons(cited) == ["commitment"]  # the same words where the listing states no such policy
 
 
+def test_the_sellers_prompt_says_what_it_may_promise_and_names_the_policies():
+    from negotiator.llm.prompt import rules_text
+
+    data = SC.model_dump()
+    shop = type(SC).model_validate({**data, "product": {**data["product"], "policies": ["Returns within 30 days."]}})
+    plain = rules_text(_view())
+    assert "Say only what this listing and your offer hold: no refunds" in plain and "policies" not in plain
+    with_policies = rules_text(_view(shop))
+    assert "The shop's policies, the only ones you may cite: Returns within 30 days." in with_policies
+    assert "Say only what this listing, its policies and your offer hold" in with_policies
+    buyer = PartyView.of(SC, "buyer", [], negotiation_id="n")
+    assert "Say only what" not in rules_text(buyer)  # a buyer answers for no shop
+
+
 def test_the_guard_removes_the_sentence_and_counts_it():
     from negotiator.llm.guard import Guard
 

@@ -25,7 +25,7 @@ from ..party import PartyView, PublicMove
 from ..strategy import Advice, Candidate, Strategy
 from .assist import answer_json
 
-PROMPT_VERSION = "3"
+PROMPT_VERSION = "4"
 Mode = Literal["json", "tools"]
 
 RETRY_TEMPLATE = "Your reply could not be used: {feedback} Reply again with one valid action."
@@ -34,7 +34,8 @@ RETRY_TEMPLATE = "Your reply could not be used: {feedback} Reply again with one 
 # one line per issue with the options best-first, the worth of every offer to you, a worked
 # example exchange in this very outcome space, and short turn messages. Version 3 adds the
 # assisted mode: with a strategy, each turn message ends with the strategy's options and
-# the model answers with a choice (negotiator.llm.assist).
+# the model answers with a choice (negotiator.llm.assist). Version 4 tells the seller what it may
+# promise (the listing, its policies, the move's terms) before the guard has to remove the rest.
 
 
 def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
@@ -57,6 +58,12 @@ def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json", ass
         lines.append(instructions.strip())
     if sc.product.policies:
         lines.append("The shop's policies, the only ones you may cite: " + " ".join(sc.product.policies))
+    if me == "seller":  # what a business answers for: the guard removes anything else (llm.grounding)
+        backed = "this listing, its policies and your offer" if sc.product.policies else "this listing and your offer"
+        lines.append(
+            f"Say only what {backed} hold: no refunds, returns, fees, taxes, deposits, gifts, deadlines or "
+            "conditions of your own, no other prices or currencies, and no sale until an offer is accepted."
+        )
     lines.append("Issues; every offer gives one allowed value for each:")
     lines += [_issue_line(view, issue) for issue in sc.issues]
     weights = sorted(view.preferences.weights.items(), key=lambda kv: -kv[1])
