@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
@@ -81,12 +82,51 @@ def _unit_words(issue: NumericIssue | DiscreteIssue) -> set[str]:
     return set(_WORD.findall(issue.unit.lower())) - {"per", "unit", "year"}
 
 
+_STOP = frozenset(
+    "a an the of to in on at by for is are be it its this that with and or from as per".split()
+    + ["usd", "eur", "gbp", "dollars", "euros", "pounds"]
+)
+_FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def _figures(text: str) -> list[tuple[float, set[str]]]:
+    """Each number in ``text`` with the content words within three words of it."""
+    words = re.findall(r"\d+(?:[.,]\d+)*|[a-z]+", _norm(text))
+    out = []
+    for k, w in enumerate(words):
+        if _FIGURE.fullmatch(w):
+            try:
+                value = float(w.replace(",", ""))
+            except ValueError:
+                continue
+            near = {x for x in words[max(0, k - 3) : k + 4] if x.isalpha() and x not in _STOP and len(x) > 2}
+            out.append((value, near))
+    return out
+
+
+def restated(sentence: str, facts: Sequence[str]) -> set[float]:
+    """The numbers ``sentence`` repeats from the listing's own text ``facts``, in its words.
+
+    "Returns within 30 days" where the shop's policy says "returns within 30 days of
+    delivery"; "a 2018 hatchback" where the description says "A 2018 compact hatchback". A
+    number counts as restated when a content word near it (not a currency) is also near it
+    in the listing, so "the price is 1000 USD" does not borrow a policy's "orders over 1000 USD".
+    """
+    listed: dict[float, set[str]] = {}
+    for fact in facts:  # each sentence of each text alone: words do not carry from one to the next
+        for part in re.split(r"[.;!?](?:\s|$)", fact):
+            for value, near in _figures(part):
+                listed.setdefault(value, set()).update(near)
+    return {value for value, near in _figures(sentence) if near & listed.get(value, set())}
+
+
 class Checker:
     """Finds and corrects the values a message states that its terms do not hold."""
 
-    def __init__(self, space: OutcomeSpace, currency: str = "USD"):
+    def __init__(self, space: OutcomeSpace, currency: str = "USD", facts: Sequence[str] = ()):
         self.space = space
         self.currency = currency.lower()
+        self.facts = facts  # the listing's own text: numbers restated from it are not the offer's
         self.price = max(
             (i for i in space.issues if isinstance(i, NumericIssue) and "price" in i.name),
             key=lambda i: i.high,
@@ -182,10 +222,13 @@ class Checker:
         """The mentions in ``sentence`` that ``terms`` do not hold, nor the buyer's offer where
         the sentence speaks of that offer rather than stating the value as the seller's own."""
         text = _norm(sentence)
+        listed = restated(sentence, self.facts) if self.facts else set()
         return [
             m
             for m in self.mentions(sentence)
-            if not self._agrees(m, terms) and not (theirs and not _stated_as_own(text, m) and self._agrees(m, theirs))
+            if not self._agrees(m, terms)
+            and not (theirs and not _stated_as_own(text, m) and self._agrees(m, theirs))
+            and not (isinstance(m.value, float) and m.value in listed)
         ]
 
     def _agrees(self, m: Mention, terms: Offer) -> bool:

@@ -7,6 +7,7 @@ beyond them is a commitment the business never made, and the guard removes it:
 
 * ``claims_deal``: a counter-offer that says it accepted or that the item is sold;
 * ``invites_offers``: a walk-away that asks for more offers;
+* ``other_terms``: an acceptance that adds a condition ("Deal, but with 20 more seats");
 * ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
   conditions, payment instruments, other currencies, dates and deadlines, contact or
   off-platform steps, unless the listing's own text names them;
@@ -29,27 +30,36 @@ from dataclasses import dataclass
 from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.issues import NumericIssue, Offer
 from ..party import AnyAction, PartyView
+from .consistency import restated
 from .secrecy import numbers, safe_message, sentences
 
 _CLAIMS_DEAL = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
     r"|\b(?:we\s+have|it'?s|that'?s)\s+a\s+deal\b|^\s*deal\s*[.!]?\s*$|\b(?:is|now|been)\s+sold\b"
-    r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b",
+    r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b"
+    r"|^\W*sold\b|\bwe\s+have\s+(?:an\s+)?agreement\b",
     re.I,
 )
 _INVITES = re.compile(
     r"\b(?:make|send|give)\s+(?:me\s+)?(?:an?|another|your|a\s+better|a\s+new)\s+(?:offer|counter)"
-    r"|\blet\s+me\s+know\b|\bcounter[- ]?offer\b|\bmy\s+door\s+is\s+open\b|\bstill\s+open\s+to\b",
+    r"|\blet\s+me\s+know\b|\bcounter[- ]?offer\b|\bmy\s+door\s+is\s+open\b|\bstill\s+open\s+to\b"
+    r"|\bcome\s+back\b|\bchange\s+your\s+mind\b|\breach\s+out\b|\bget\s+back\s+to\s+me\b|\bany\s*time\b",
     re.I,
+)
+# An acceptance takes the buyer's terms as they stand: a condition added to it proposes others.
+_OTHER_TERMS = re.compile(
+    r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b", re.I
 )
 _BUYER_ROLE = re.compile(
     r"\bI(?:'ll|\s+will|\s+would|'d|\s+can|\s+am\s+willing\s+to|'m\s+willing\s+to|\s+am\s+ready\s+to)?"
     r"\s+(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
-    r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b",
+    r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
+    r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b",
     re.I,
 )
 _ANNOTATION = re.compile(
-    r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]",
+    r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
+    r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b",  # the seller's private figures, its menu's ids
     re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
@@ -57,15 +67,20 @@ _COMMITMENTS: dict[str, str] = {
     "refund": r"\brefund\w*|\bnon[- ]?refundable\b|\bmoney[- ]back\b",
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
+    "shipping": r"\bfree\s+(?:shipping|delivery|installation)\b|\b(?:shipping|delivery)\s+(?:is\s+)?(?:free|on\s+(?:me|us))\b",
     "fees": r"\bfees?\b|\bsurcharge\w*|\bhandling\s+charge",
     "tax": r"\btax(?:es)?\b|\bvat\b|\bduty\b|\bduties\b",
     "deposit": r"\bdeposit\w*|\bdown\s+payment\b|\bupfront\b|\bin\s+advance\b",
     "eligibility": r"\bresiden(?:ce|t)\s+permit\b|\bcredit\s+check\b|\bvalid\s+(?:id|licen[cs]e|passport)\b|\beligib\w*"
     r"|\blegal(?:ly)?\b|\bcontract\b|\bno\s+exceptions\b|\bterms\s+and\s+conditions\b",
     "payment": r"\bcredit\s+card\b|\bdebit\s+card\b|\bpaypal\b|\bbank\s+transfer\b|\bwire\b|\bcash\b|\bcheque\b"
-    r"|\bcheck\s+payment\b|\bbitcoin\b|\bcrypto\w*|\bfirst\s+bill\b|\binstal(?:l)?ments?\b|\bfinanc\w+",
+    r"|\bcheck\s+payment\b|\bbitcoin\b|\bcrypto\w*|\bfirst\s+bill\b|\binstal(?:l)?ments?\b|\bfinanc\w+"
+    r"|\bzelle\b|\bvenmo\b|\bwestern\s+union\b|\bmoney\s+order\b|\bsend\s+(?:me\s+)?(?:the\s+)?(?:money|payment|funds)\b"
+    r"|\bhalf\s+(?:now|up\s*front|on\s+delivery|later|when)\b|\bpay\s+(?:the\s+)?(?:rest|remainder|balance)\b",
     "dates": r"\b(?:by|until|before|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight"
-    r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
+    r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
+    r"|\b(?:stands?|valid|good|open)\s+(?:for|until)\b|\b\d+\s+(?:hours?|days?)\s+only\b"
+    r"|\b(?:ship|deliver|send)\w*\s+(?:it\s+)?(?:today|tomorrow|tonight)\b",
     "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\.",
 }
 _COMMITMENT_RE = {family: re.compile(pattern, re.I) for family, pattern in _COMMITMENTS.items()}
@@ -104,6 +119,7 @@ class Grounding:
         sc = view.scenario
         self.currency = sc.currency.upper()
         facts = [sc.product.name, sc.product.description, *getattr(sc.product, "policies", ())]
+        self.listing_text = tuple(facts)
         for issue in sc.issues:
             facts.append(issue.name.replace("_", " "))
             facts += [str(o).replace("_", " ") for o in getattr(issue, "options", ())]
@@ -137,6 +153,8 @@ class Grounding:
             return "claims_deal"
         if isinstance(action, WalkAway) and _INVITES.search(sentence):
             return "invites_offers"
+        if isinstance(action, Accept) and _OTHER_TERMS.search(sentence):
+            return "other_terms"
         if _ANNOTATION.search(sentence):
             return "annotation"
         if _BUYER_ROLE.search(sentence):
@@ -187,7 +205,8 @@ class Grounding:
                 x = float(m.group(0).replace(",", ""))
                 if low <= x <= high and x >= 20:
                     said.append(x)
-        return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) for x in said)
+        listed = restated(sentence, self.listing_text)  # "orders over 1000 USD", as the policy says it
+        return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) and x not in listed for x in said)
 
 
 def own_sentence(action: AnyAction) -> str:

@@ -105,7 +105,11 @@ class Guard:
         )
         if terms is not None and new.message:
             theirs = self.view.standing_offer if isinstance(new, MakeOffer) else None
-            corrected, found = Checker(self.space, self.view.scenario.currency).correct(new.message, terms, theirs)
+            product = self.view.scenario.product
+            facts = (product.name, product.description, *product.policies)
+            corrected, found = Checker(self.space, self.view.scenario.currency, facts).correct(
+                new.message, terms, theirs
+            )
             if found:
                 kinds.append("message_corrected")
                 reasons["message_terms"] = f"stated {found} value(s) the terms do not hold"

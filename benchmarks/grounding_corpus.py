@@ -1,0 +1,208 @@
+"""The grounding check against seller messages labelled by hand.
+
+    python benchmarks/grounding_corpus.py export RUN [RUN ...] --out ITEMS.jsonl
+    python benchmarks/grounding_corpus.py score [CORPUS.jsonl]
+
+``export`` writes every seller message of `negotiator eval` runs as an item to label, with
+what a reader needs to judge it (the listing, the move, the buyer's standing offer) and
+without the guard's verdict: what the model wrote (stage ``model``) and, where the guard
+changed it, what the buyer read (stage ``buyer``); one item (stage ``both``) where they are
+the same. Items are shuffled by a fixed seed so a labeller does not see the pairs together.
+
+``score`` runs the guard over the labelled corpus (default: benchmarks/data/grounding_corpus.jsonl,
+the embedded model's own messages on the quick and catalogue suites, labelled, plus
+hand-written hard cases) and prints:
+
+* recall per category: of the model's messages labelled with a category, the share the guard
+  changed (goal: at least 95%);
+* grounded messages changed: of those labelled grounded, the share the guard changed (goal: at
+  most 2%), with each one listed;
+* what the buyer read, by the labels: per category, how many messages still carried it after
+  the guard (goals: 0 deals claimed, 0 prices off the table, 0 cut, at most 1% invented
+  commitments).
+
+A label is ``{"grounded": bool, "categories": [...]}``, the categories being claims_deal,
+other_terms, invites_offers, commitment, price, contradiction, buyer_role, annotation and cut
+(benchmarks/data/LABELLING.md says what each means).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evals.suites import get_suite
+from negotiator.actions import action_from_dict
+from negotiator.domain.scenario import Listing
+from negotiator.llm.guard import Guard
+from negotiator.party import PartyView, PublicMove
+from negotiator.runtime.log import read_episodes
+
+CORPUS = Path(__file__).with_name("data") / "grounding_corpus.jsonl"
+CATEGORIES = (
+    "claims_deal",
+    "other_terms",
+    "invites_offers",
+    "commitment",
+    "price",
+    "contradiction",
+    "buyer_role",
+    "annotation",
+    "cut",
+)
+
+
+def _listing(suite: str, scenario: str, persona: str) -> Listing:
+    s = get_suite(suite)
+    base = next(b for b in s.scenarios() if b.id == scenario)
+    return s.negotiation(base, persona).listing()
+
+
+def _context(listing: Listing, moves: list[PublicMove], action: dict) -> dict:
+    """What a labeller reads beside the message: the product, its issues, the move, the buyer's standing offer."""
+    standing = next((m.action for m in reversed(moves) if m.party == "buyer"), None)
+    return {
+        "product": f"{listing.product.name}: {listing.product.description}",
+        "list_price": listing.product.list_price,
+        "currency": listing.currency,
+        "policies": list(listing.product.policies),
+        "issues": {
+            i.name: ([i.low, i.high, i.unit] if i.kind == "numeric" else list(i.options)) for i in listing.issues
+        },
+        "seller_move": {k: v for k, v in action.items() if k != "message"},
+        "buyer_standing_terms": getattr(standing, "terms", None),
+        "buyer_last_message": standing.message if standing is not None else None,
+    }
+
+
+def export(runs: list[Path], out: Path) -> None:
+    items = []
+    for run in runs:
+        for ep in read_episodes(run / "episodes.jsonl"):
+            labels = ep.labels
+            listing = _listing(labels["suite"], labels["scenario"], labels.get("persona", "neutral"))
+            moves: list[PublicMove] = []
+            for t in ep.turns:
+                if t.party == "seller" and t.action.message:
+                    delivered = t.action.model_dump(mode="json")
+                    original = (t.guard.original or {}) if t.guard is not None else {}
+                    written = {**delivered, "message": original.get("message", t.action.message)}
+                    base = {
+                        "suite": labels["suite"],
+                        "scenario": labels["scenario"],
+                        "persona": labels.get("persona", "neutral"),
+                        "episode": ep.episode_id,
+                        "turn": t.index,
+                        "moves": [m.model_dump(mode="json") for m in moves],
+                        "context": _context(listing, moves, delivered),
+                    }
+                    if written["message"] == delivered["message"]:
+                        items.append({**base, "stage": "both", "action": delivered})
+                    else:
+                        items.append({**base, "stage": "model", "action": written})
+                        items.append({**base, "stage": "buyer", "action": delivered})
+                moves.append(PublicMove(party=t.party, action=t.action))
+    random.Random(0).shuffle(items)
+    with out.open("w", encoding="utf-8") as f:
+        for n, item in enumerate(items):
+            f.write(json.dumps({"id": f"m{n:04d}", **item}, ensure_ascii=False) + "\n")
+    print(f"{len(items)} items to label -> {out}")
+
+
+def _changed(item: dict) -> bool:
+    listing = _listing(item["suite"], item["scenario"], item["persona"])
+    moves = [PublicMove.model_validate(m) for m in item["moves"]]
+    view = PartyView.of(listing, "seller", moves, negotiation_id=item.get("episode", "corpus"))
+    action = action_from_dict(item["action"])
+    new, _ = Guard(view).check(action)
+    return new.message != action.message
+
+
+@dataclass
+class Measure:
+    """The guard against the labels: per category, labelled and changed; grounded ones changed."""
+
+    written: int = 0
+    labelled: Counter[str] = field(default_factory=Counter)
+    caught: Counter[str] = field(default_factory=Counter)
+    grounded: int = 0
+    grounded_changed: list[dict] = field(default_factory=list)
+    read: int = 0  # messages as the buyer read them
+    after: Counter[str] = field(default_factory=Counter)  # categories they still carry, by the labels
+    sources: Counter[str] = field(default_factory=Counter)
+
+    def recall(self, category: str) -> float:
+        return self.caught[category] / self.labelled[category]
+
+
+def load(path: Path = CORPUS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def measure(items: list[dict]) -> Measure:
+    out = Measure()
+    for item in items:
+        label = item["label"]
+        if item["stage"] in ("model", "both", "hard"):  # as written: what the guard is measured on
+            out.written += 1
+            out.sources[item["suite"] if item["stage"] != "hard" else "hard cases"] += 1
+            changed = _changed(item)
+            if label["grounded"]:
+                out.grounded += 1
+                if changed:
+                    out.grounded_changed.append(item)
+            for c in label["categories"]:
+                out.labelled[c] += 1
+                out.caught[c] += changed
+        if item["stage"] in ("buyer", "both"):  # as read
+            out.read += 1
+            out.after.update(label["categories"])
+    return out
+
+
+def score(path: Path) -> int:
+    items = load(path)
+    unlabelled = [i["id"] for i in items if "label" not in i]
+    if unlabelled:
+        print(
+            f"error: {len(unlabelled)} items have no label (first: {unlabelled[0]}); label them first", file=sys.stderr
+        )
+        return 2
+    m = measure(items)
+    print(f"corpus: {m.written} messages as written ({', '.join(f'{k} {v}' for k, v in m.sources.items())})")
+    print(f"{'category':<16}{'labelled':>9}{'changed':>9}{'recall':>8}")
+    for c in CATEGORIES:
+        if m.labelled[c]:
+            print(f"{c:<16}{m.labelled[c]:>9}{m.caught[c]:>9}{m.recall(c):>8.1%}")
+    share = len(m.grounded_changed) / max(m.grounded, 1)
+    print(f"grounded messages changed: {len(m.grounded_changed)} of {m.grounded} ({share:.1%})")
+    for item in m.grounded_changed:
+        print(f"  {item['id']}: {item['action']['message']!r}")
+    print(f"what the buyer read, by the labels: {m.read} messages")
+    for c in CATEGORIES:
+        print(f"  {c}: {m.after[c]} ({m.after[c] / max(m.read, 1):.1%})")
+    return 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    ex = sub.add_parser("export", help="seller messages of eval runs, as items to label")
+    ex.add_argument("runs", type=Path, nargs="+")
+    ex.add_argument("--out", type=Path, required=True)
+    sc = sub.add_parser("score", help="the guard against the labelled corpus")
+    sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS)
+    args = ap.parse_args()
+    if args.command == "export":
+        export(args.runs, args.out)
+    else:
+        raise SystemExit(score(args.corpus))
+
+
+if __name__ == "__main__":
+    main()

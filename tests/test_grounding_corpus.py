@@ -1,0 +1,54 @@
+"""The grounding check against the labelled corpus (benchmarks/data/grounding_corpus.jsonl).
+
+The corpus is the embedded model's own seller messages on the quick and catalogue suites,
+labelled by hand (benchmarks/data/LABELLING.md), plus hand-written hard cases: policies a
+listing states, the move's numbers in other words, and failures in spellings the model has
+not produced yet. The guard must change at least 95% of the messages of every category and
+at most 2% of the grounded ones, and what the buyers read must carry no deal claimed on a
+counter-offer, no price off the table and no cut sentence (issue 32).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+spec = importlib.util.spec_from_file_location(
+    "grounding_corpus", Path(__file__).resolve().parent.parent / "benchmarks" / "grounding_corpus.py"
+)
+assert spec is not None and spec.loader is not None
+corpus = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = corpus  # its dataclass looks its module up there
+spec.loader.exec_module(corpus)
+
+ITEMS = corpus.load()
+MEASURE = corpus.measure(ITEMS)
+
+
+def test_every_item_is_labelled_with_known_categories():
+    assert len(ITEMS) >= 30
+    for item in ITEMS:
+        label = item["label"]
+        assert label["grounded"] == (not label["categories"]), item["id"]
+        assert set(label["categories"]) <= set(corpus.CATEGORIES), item["id"]
+
+
+@pytest.mark.parametrize("category", corpus.CATEGORIES)
+def test_the_guard_changes_at_least_95_percent_of_each_category(category):
+    if not MEASURE.labelled[category]:
+        pytest.skip(f"no {category} message in the corpus")
+    assert MEASURE.recall(category) >= 0.95, (category, MEASURE.caught[category], MEASURE.labelled[category])
+
+
+def test_the_guard_leaves_grounded_messages_alone():
+    assert MEASURE.grounded >= 19
+    assert len(MEASURE.grounded_changed) <= 0.02 * MEASURE.grounded, [i["id"] for i in MEASURE.grounded_changed]
+
+
+def test_what_buyers_read_claims_no_deal_names_no_stray_price_and_is_never_cut():
+    for category in ("claims_deal", "price", "cut"):
+        assert MEASURE.after[category] == 0, category
+    assert MEASURE.after["commitment"] <= 0.01 * max(MEASURE.read, 1)
