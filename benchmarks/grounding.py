@@ -5,7 +5,9 @@
 Reads RUN_FOLDER/episodes.jsonl (any `negotiator eval` run) and prints, over the seller's
 turns: how many messages the grounding check changed, per family (claims_deal, commitment,
 price, buyer_role, annotation, cut, invites_offers), a sample of what the model said next to
-what the buyer read, and the check run again over what the buyer read (0 expected).
+what the buyer read, the check run again over what the buyer read (0 expected), and this
+version's check over what the model wrote (so runs of two versions, or two prompts, compare
+on one measure).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=20, help="changed messages to print, before and after")
     args = ap.parse_args()
     episodes = read_episodes(args.run / "episodes.jsonl")
-    messages = changed = left = 0
+    messages = changed = left = written_ungrounded = 0
     families: Counter[str] = Counter()
+    written_families: Counter[str] = Counter()
     shown: list[tuple[str, str, str]] = []
     for ep in episodes:
         moves: list[PublicMove] = []
@@ -43,12 +46,21 @@ def main() -> None:
                         shown.append((why, str(t.guard.original.get("message", "")), t.action.message))
                 view = PartyView.of(ep.scenario.listing(), "seller", moves, negotiation_id=ep.episode_id)
                 left += bool(Grounding(view).findings(t.action))
+                # What the model wrote, read by this version's check: the same measure for runs of any version.
+                written = t.guard.original.get("message", t.action.message) if t.guard is not None else t.action.message
+                found = Grounding(view).findings(t.action.model_copy(update={"message": written}))
+                written_ungrounded += bool(found)
+                written_families.update({f.reason for f in found})
             moves.append(PublicMove(party=t.party, action=t.action))
     print(f"{len(episodes)} negotiations, {messages} seller messages")
     print(f"changed by grounding: {changed} ({changed / max(messages, 1):.1%})")
     for family, n in families.most_common():
         print(f"  {family}: {n}")
     print(f"ungrounded after the guard, read again: {left}")
+    share = written_ungrounded / max(messages, 1)
+    print(f"ungrounded as the model wrote them, by this version's check: {written_ungrounded} ({share:.1%})")
+    for family, n in written_families.most_common():
+        print(f"  {family}: {n}")
     for why, before, after in shown:
         print(f"\n[{why}]\n  model: {before}\n  buyer: {after}")
 

@@ -38,6 +38,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # 1,200 / 1 200 / 1200.50 / $1.2k / 23k / 950 USD
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<cur>[$€£])?\s?(?P<num>\d{1,3}(?:[,\u202f\u00a0 ]\d{3})+|\d+)(?P<dec>\.\d+)?(?P<k>\s?[kK]\b)?(?P<pct>\s?%)?"
+    r"(?!(?<=1)st\b|(?<=2)nd\b|(?<=3)rd\b|th\b)"  # an ordinal ("1st offer") counts offers, it is no value
 )
 _WORD = re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[,;:()]|\s[-\u2013\u2014]\s")  # what ends the clause a number is in
@@ -49,6 +50,7 @@ _YOURS = re.compile(r"\byou(?:rs?|['’](?:re|ve|d))?\b")
 _MINE = re.compile(
     r"\b(?:my|our|ours|mine|here)\b"
     r"|\b(?:i|we)(?:\s+(?:can|could|will|would)|['’]ll)?\s+(?:offer|propose|include|add|throw\s+in)\b"
+    r"|\bholding\s+at\b"
 )
 _INCLUDED = re.compile(r"\s*(?:(?:is|are)\s+)?(?:included|including|includes|thrown\s+in)\b")
 
@@ -223,11 +225,15 @@ class Checker:
         the sentence speaks of that offer rather than stating the value as the seller's own."""
         text = _norm(sentence)
         listed = restated(sentence, self.facts) if self.facts else set()
+        mentions = self.mentions(sentence)
+        # A sentence that lists three issues' values or more states a whole offer ("Let's start:
+        # price 788, delivery days 28, ..."): the seller's own, unless it names it the buyer's.
+        whole = len({m.issue for m in mentions}) >= min(3, len(self.space.issues))
         return [
             m
-            for m in self.mentions(sentence)
+            for m in mentions
             if not self._agrees(m, terms)
-            and not (theirs and not _stated_as_own(text, m) and self._agrees(m, theirs))
+            and not (theirs and self._agrees(m, theirs) and _spoken_of_as_theirs(text, m, whole))
             and not (isinstance(m.value, float) and m.value in listed)
         ]
 
@@ -292,6 +298,17 @@ class Checker:
             shown = _money(v) if isinstance(v, (int, float)) else str(v).replace("_", " ")
             parts.append(f"{issue.title()} {shown}{unit}")
         return "Here is my offer: " + ", ".join(parts) + "."
+
+
+def _spoken_of_as_theirs(text: str, m: Mention, whole_offer: bool) -> bool:
+    """Whether a value the buyer's offer holds is spoken of as the buyer's: named so ("you
+    offered 700"), or, outside a whole offer's list, not stated as the seller's own ("I can't do 700")."""
+    head = text[: m.start]
+    yours = max((x.end() for x in _YOURS.finditer(head)), default=-1)
+    mine = max((x.end() for x in _MINE.finditer(head)), default=-1)
+    if yours > mine:
+        return True
+    return not whole_offer and not _stated_as_own(text, m)
 
 
 def _stated_as_own(text: str, m: Mention) -> bool:

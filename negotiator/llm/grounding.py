@@ -5,7 +5,7 @@ and the policies the business lets it cite, the issues and their options, the cu
 terms of its own move, and the buyer's standing terms named as theirs. A sentence that goes
 beyond them is a commitment the business never made, and the guard removes it:
 
-* ``claims_deal``: a counter-offer that says it accepted or that the item is sold;
+* ``claims_deal``: a counter-offer or a walk-away that says it accepted or that the item is sold;
 * ``invites_offers``: a walk-away that asks for more offers;
 * ``other_terms``: an acceptance that adds a condition ("Deal, but with 20 more seats");
 * ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
@@ -37,7 +37,8 @@ _CLAIMS_DEAL = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
     r"|\b(?:we\s+have|it'?s|that'?s)\s+a\s+deal\b|^\s*deal\s*[.!]?\s*$|\b(?:is|now|been)\s+sold\b"
     r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b"
-    r"|^\W*sold\b|\bwe\s+have\s+(?:an\s+)?agreement\b",
+    r"|^\W*sold\b|\bwe\s+have\s+(?:an\s+)?agreement\b|\b(?:offer|it|that|payment)\s+(?:is|has\s+been)\s+accepted\b"
+    r"|\bpurchase\s+(?:decision\s+)?has\s+been\s+made\b|\b(?:buyer|you|they)\s+(?:has|have)\s+(?:now\s+)?accepted\b",
     re.I,
 )
 _INVITES = re.compile(
@@ -46,20 +47,27 @@ _INVITES = re.compile(
     r"|\bcome\s+back\b|\bchange\s+your\s+mind\b|\breach\s+out\b|\bget\s+back\s+to\s+me\b|\bany\s*time\b",
     re.I,
 )
+_CONDITIONAL = re.compile(r"\b(?:if|once|when|until|unless)\b[^.!?]*$", re.I)
+# A figure under 1 where no price is that small: the seller's private worth of an offer ("You pay 0.53 more").
+_WORTH = re.compile(r"(?<![\d.,$€£])0\.\d{1,3}\b")
 # An acceptance takes the buyer's terms as they stand: a condition added to it proposes others.
 _OTHER_TERMS = re.compile(
-    r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b", re.I
-)
+    r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
+    r"|\bno\s+deal\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b",
+    re.I,
+)  # ...and one that says it does not accept contradicts its own move
 _BUYER_ROLE = re.compile(
     r"\bI(?:'ll|\s+will|\s+would|'d|\s+can|\s+am\s+willing\s+to|'m\s+willing\s+to|\s+am\s+ready\s+to)?"
     r"\s+(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
     r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
-    r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b",
+    r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
+    r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b",
     re.I,
 )
 _ANNOTATION = re.compile(
     r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
-    r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b",  # the seller's private figures, its menu's ids
+    r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b"  # the seller's private figures, its menu's ids
+    r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]",  # the answer format's residue: '”.}', '[net60]'
     re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
@@ -76,12 +84,16 @@ _COMMITMENTS: dict[str, str] = {
     "payment": r"\bcredit\s+card\b|\bdebit\s+card\b|\bpaypal\b|\bbank\s+transfer\b|\bwire\b|\bcash\b|\bcheque\b"
     r"|\bcheck\s+payment\b|\bbitcoin\b|\bcrypto\w*|\bfirst\s+bill\b|\binstal(?:l)?ments?\b|\bfinanc\w+"
     r"|\bzelle\b|\bvenmo\b|\bwestern\s+union\b|\bmoney\s+order\b|\bsend\s+(?:me\s+)?(?:the\s+)?(?:money|payment|funds)\b"
-    r"|\bhalf\s+(?:now|up\s*front|on\s+delivery|later|when)\b|\bpay\s+(?:the\s+)?(?:rest|remainder|balance)\b",
+    r"|\bhalf\s+(?:now|up\s*front|on\s+delivery|later|when)\b|\bpay\s+(?:the\s+)?(?:rest|remainder|balance)\b"
+    r"|(?<!if )\byou\s+(?:must|need\s+to|have\s+to|will\s+need\s+to)\s+pay\b"
+    r"|\btransfer\w*|\bbank\s+account\b|\b(?:you\s+have|you'?ve|has\s+been)\s+paid\b|\bpayment\s+(?:is\s+)?received\b",
     "dates": r"\b(?:by|until|before|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight"
     r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
-    r"|\b(?:stands?|valid|good|open)\s+(?:for|until)\b|\b\d+\s+(?:hours?|days?)\s+only\b"
+    r"|\b(?:stands?|valid|good|open)\s+(?:for|until)\s+(?:\d|an?\b|one|two|three|the\s+next|today|tomorrow|this)|\b\d+\s+(?:hours?|days?)\s+only\b|\bnext\s+(?:month|year)\b"
+    r"|\bnext\s+(?:business\s+|working\s+)?day\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\bo'?clock\b"
     r"|\b(?:ship|deliver|send)\w*\s+(?:it\s+)?(?:today|tomorrow|tonight)\b",
-    "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\.",
+    "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\."
+    r"|\bgive\s+(?:me|us)\s+a\s+call\b|\b(?:my|our)\s+(?:office|showroom|store|warehouse)\b|\bin\s+person\b|\bcontact\s+(?:me|us)\b",
 }
 _COMMITMENT_RE = {family: re.compile(pattern, re.I) for family, pattern in _COMMITMENTS.items()}
 _CURRENCY = {
@@ -100,7 +112,8 @@ _BARE_NUMBER = re.compile(
 # A last sentence that stops on a comma, a dash or a word that needs another after it was cut
 # by the token limit ("Now take my last offer,"); a short unpunctuated "hi" or "Deal" was not.
 _CUT = re.compile(
-    r"(?:[,;:(\[{–—-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|at|in|on|by|is|are|will|can|than|that))\s*$",
+    r"(?:[,;:(\[{–—$€£-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|our|their|its|at|in|on|by|from|into|about"
+    r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no))\s*$",
     re.I,
 )
 
@@ -125,6 +138,7 @@ class Grounding:
             facts += [str(o).replace("_", " ") for o in getattr(issue, "options", ())]
         self.facts = " ".join(facts).lower()
         self.price_issues = [i for i in sc.issues if isinstance(i, NumericIssue) and "price" in i.name]
+        self.prices_above_1 = all(i.low >= 1 for i in self.price_issues)
 
     def findings(self, action: AnyAction) -> list[Finding]:
         """Every sentence of the action's message that the listing and the move do not back."""
@@ -149,13 +163,15 @@ class Grounding:
         return action.model_copy(update={"message": kept or own_sentence(action)}), found
 
     def _reason(self, action: AnyAction, sentence: str, allowed: list[float]) -> str | None:
-        if isinstance(action, MakeOffer) and _CLAIMS_DEAL.search(sentence):
-            return "claims_deal"
+        if isinstance(action, (MakeOffer, WalkAway)):
+            claim = _CLAIMS_DEAL.search(sentence)
+            if claim and not _CONDITIONAL.search(sentence[: claim.start()]):  # "If your offer is accepted, ..."
+                return "claims_deal"
         if isinstance(action, WalkAway) and _INVITES.search(sentence):
             return "invites_offers"
         if isinstance(action, Accept) and _OTHER_TERMS.search(sentence):
             return "other_terms"
-        if _ANNOTATION.search(sentence):
+        if _ANNOTATION.search(sentence) or (self.prices_above_1 and _WORTH.search(sentence)):
             return "annotation"
         if _BUYER_ROLE.search(sentence):
             return "buyer_role"
