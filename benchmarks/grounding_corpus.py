@@ -1,6 +1,7 @@
 """The grounding check against seller messages labelled by hand.
 
     python benchmarks/grounding_corpus.py export RUN [RUN ...] --out ITEMS.jsonl
+    python benchmarks/grounding_corpus.py merge ITEMS.jsonl LABELS.jsonl [...] --prefix a- --to-label READ.jsonl
     python benchmarks/grounding_corpus.py score [CORPUS.jsonl]
 
 ``export`` writes every seller message of `negotiator eval` runs as an item to label, with
@@ -8,6 +9,10 @@ what a reader needs to judge it (the listing, the move, the buyer's standing off
 without the guard's verdict: what the model wrote (stage ``model``) and, where the guard
 changed it, what the buyer read (stage ``buyer``); one item (stage ``both``) where they are
 the same. Items are shuffled by a fixed seed so a labeller does not see the pairs together.
+
+``merge`` puts labels (lines of ``{"id", "grounded", "categories", "note"}``) on exported
+items and appends them to the corpus, each with what this version's guard lets the buyer
+read of it; the buyer's side of a changed message is written out to be labelled too.
 
 ``score`` runs the guard over the labelled corpus (default: benchmarks/data/grounding_corpus.jsonl,
 the embedded model's own messages on the quick and catalogue suites, labelled, plus
@@ -114,13 +119,57 @@ def export(runs: list[Path], out: Path) -> None:
     print(f"{len(items)} items to label -> {out}")
 
 
-def _changed(item: dict) -> bool:
+def guarded(item: dict) -> str:
+    """The message of ``item`` as this version's guard lets the buyer read it."""
     listing = _listing(item["suite"], item["scenario"], item["persona"])
     moves = [PublicMove.model_validate(m) for m in item["moves"]]
     view = PartyView.of(listing, "seller", moves, negotiation_id=item.get("episode", "corpus"))
-    action = action_from_dict(item["action"])
-    new, _ = Guard(view).check(action)
-    return new.message != action.message
+    new, _ = Guard(view).check(action_from_dict(item["action"]))
+    return new.message
+
+
+def _changed(item: dict) -> bool:
+    return guarded(item) != item["action"]["message"]
+
+
+def merge(items_path: Path, labels: list[Path], prefix: str, out: Path, to_label: Path) -> None:
+    """Labelled messages as written, and what this version's guard lets the buyer read of them.
+
+    The run's own "buyer" items (its guard's output) are dropped; where this version's guard
+    changes a message, a "buyer" item with its output is written to ``to_label`` (unlabelled)
+    and appended to ``out`` once labelled (``score`` refuses unlabelled items).
+    """
+    found: dict[str, dict] = {}
+    for path in labels:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                found[row["id"]] = {
+                    "grounded": row["grounded"],
+                    "categories": row["categories"],
+                    "note": row.get("note", ""),
+                }
+    kept, pending = [], []
+    for item in load(items_path):
+        if item["stage"] == "buyer" or item["id"] not in found:
+            continue
+        item = {**item, "id": f"{prefix}{item['id']}", "label": found[item["id"]]}
+        read = guarded(item)
+        if read == item["action"]["message"]:
+            kept.append({**item, "stage": "both"})
+        else:
+            kept.append({**item, "stage": "model"})
+            twin = {k: v for k, v in item.items() if k != "label"}
+            pending.append(
+                {**twin, "id": item["id"] + "b", "stage": "buyer", "action": {**item["action"], "message": read}}
+            )
+    with out.open("a", encoding="utf-8") as f:
+        for item in kept:
+            f.write(json.dumps(item, ensure_ascii=False) + "\n")
+    with to_label.open("w", encoding="utf-8") as f:
+        for item in pending:
+            f.write(json.dumps(item, ensure_ascii=False) + "\n")
+    print(f"{len(kept)} labelled messages -> {out}; {len(pending)} as the buyer reads them, to label -> {to_label}")
 
 
 @dataclass
@@ -195,11 +244,19 @@ def main() -> None:
     ex = sub.add_parser("export", help="seller messages of eval runs, as items to label")
     ex.add_argument("runs", type=Path, nargs="+")
     ex.add_argument("--out", type=Path, required=True)
+    mg = sub.add_parser("merge", help="labels onto exported items, and what this guard lets the buyer read")
+    mg.add_argument("items", type=Path)
+    mg.add_argument("labels", type=Path, nargs="+")
+    mg.add_argument("--prefix", required=True, help="keeps ids of different exports apart")
+    mg.add_argument("--out", type=Path, default=CORPUS)
+    mg.add_argument("--to-label", type=Path, required=True)
     sc = sub.add_parser("score", help="the guard against the labelled corpus")
     sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS)
     args = ap.parse_args()
     if args.command == "export":
         export(args.runs, args.out)
+    elif args.command == "merge":
+        merge(args.items, args.labels, args.prefix, args.out, args.to_label)
     else:
         raise SystemExit(score(args.corpus))
 

@@ -52,3 +52,12 @@ def test_what_buyers_read_claims_no_deal_names_no_stray_price_and_is_never_cut()
     for category in ("claims_deal", "price", "cut"):
         assert MEASURE.after[category] == 0, category
     assert MEASURE.after["commitment"] <= 0.01 * max(MEASURE.read, 1)
+
+
+def test_what_the_buyer_reads_is_this_guards_output():
+    # The labels on what buyers read describe this version's guard: a change to the guard that
+    # changes what it lets through must be labelled again (benchmarks/grounding_corpus.py merge).
+    written = {item["id"]: item for item in ITEMS if item["stage"] == "model"}
+    for item in ITEMS:
+        if item["stage"] == "buyer":
+            assert corpus.guarded(written[item["id"][:-1]]) == item["action"]["message"], item["id"]
