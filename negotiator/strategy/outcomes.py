@@ -10,9 +10,7 @@ limits are indexed, so nothing built from the index can cross them.
 from __future__ import annotations
 
 import bisect
-import itertools
 import random
-from operator import itemgetter
 
 from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
 from ..domain.scenario import HardLimits
@@ -46,8 +44,9 @@ class OutcomeIndex:
     def __init__(self, space: OutcomeSpace, prefs: Preferences, limits: HardLimits | None = None, points: int = 11):
         self.space, self.prefs = space, prefs
         self.limits = limits or HardLimits()
-        self.outcomes = self._allowed_outcomes(points)
-        self._utils = [u for u, _ in self.outcomes]
+        self._names = space.names
+        self._utils, self._cols, self._values = self._allowed_outcomes(points)
+        self._offers: list[Offer | None] = [None] * len(self._utils)
         self.ideal = prefs.ideal(space)
         self.u_max = prefs.utility(self.ideal)
         numeric = [i for i in space.issues if isinstance(i, NumericIssue)]
@@ -64,9 +63,16 @@ class OutcomeIndex:
             for i in space.issues
         ]
 
-    def _allowed_outcomes(self, points: int) -> list[tuple[float, Offer]]:
-        """(utility, offer) on the grid within the limits, ascending; the products are
-        summed per issue so building the index stays cheap for large grids."""
+    def _allowed_outcomes(self, points: int) -> tuple[list[float], list[list], list[list]]:
+        """The utilities of the outcomes on the grid within the limits, ascending, with each
+        outcome's value per issue (a position in that issue's list of allowed values).
+
+        The utilities are summed issue by issue over the whole product in numpy (the same
+        additions, in the same order, as summing each combination), sorted stably (ties keep
+        itertools.product's order); the offers themselves are put together only when asked for
+        (``offer_at``): a negotiation looks at a few bands of the index, not all of it."""
+        import numpy as np
+
         lim, prefs = self.limits, self.prefs
         axes = []
         for issue in self.space.issues:
@@ -81,21 +87,38 @@ class OutcomeIndex:
                 and v not in lim.forbidden.get(k, ())
             ]
             w, vf = prefs.weights[k], prefs.values[k]
-            axes.append([(w * vf(v), v) for v in values])
+            axes.append((np.array([w * vf(v) for v in values], dtype=float), values))
         floor = lim.utility_floor(prefs) - 1e-9
-        names = self.space.names
-        # The utilities of every combination, in itertools.product's order, summed issue by
-        # issue (the same additions, in the same order, as summing each combination).
-        us: list[float] = [0]
-        for axis in axes:
-            us = [a + u for a in us for u, _ in axis]
-        combos = itertools.product(*([v for _, v in axis] for axis in axes))
-        out = [(u, dict(zip(names, combo, strict=False))) for u, combo in zip(us, combos, strict=False) if u >= floor]
-        if not out:
+        us = np.zeros(1)
+        for part, _ in axes:
+            us = (us[:, None] + part[None, :]).ravel()
+        kept = np.flatnonzero(us >= floor)
+        kept = kept[np.argsort(us[kept], kind="stable")]
+        if not len(kept):
             ideal = prefs.ideal(self.space)
-            out = [(prefs.utility(ideal), ideal)]
-        out.sort(key=itemgetter(0))
-        return out
+            return [prefs.utility(ideal)], [[0] for _ in axes], [[ideal[name]] for name in self.space.names]
+        cols = np.unravel_index(kept, tuple(len(values) for _, values in axes))  # itertools.product's order
+        return us[kept].tolist(), [c.tolist() for c in cols], [values for _, values in axes]
+
+    @property
+    def outcomes(self) -> list[tuple[float, Offer]]:
+        """(utility, offer) of every indexed outcome, ascending (every offer put together)."""
+        return [(u, self.offer_at(pos)) for pos, u in enumerate(self._utils)]
+
+    def __len__(self) -> int:
+        return len(self._utils)
+
+    def utility_at(self, pos: int) -> float:
+        """This side's utility of the indexed outcome at ``pos``."""
+        return self._utils[pos]
+
+    def offer_at(self, pos: int) -> Offer:
+        """The indexed outcome at ``pos`` (ascending utility), put together once."""
+        offer = self._offers[pos]
+        if offer is None:
+            picks = [vals[col[pos]] for vals, col in zip(self._values, self._cols, strict=True)]
+            offer = self._offers[pos] = dict(zip(self._names, picks, strict=True))
+        return offer
 
     def offer(
         self, target: float, toward: Offer | None = None, rng: random.Random | None = None, window: float = 0.05
@@ -115,7 +138,7 @@ class OutcomeIndex:
     def band(self, target: float, window: float = 0.05) -> list[Offer]:
         """The outcomes worth at least ``target``, up to ``window`` above the cheapest of them
         (lowest utility first); empty when nothing on the grid reaches the target."""
-        return [o for _, o in self.outcomes[slice(*self._band(target, window))]]
+        return [self.offer_at(pos) for pos in range(*self._band(target, window))]
 
     def _band(self, target: float, window: float) -> tuple[int, int]:
         """Where ``band`` lies in ``outcomes``."""
@@ -130,10 +153,10 @@ class OutcomeIndex:
         same outcomes move after move."""
         i, j = self._band(target, window)
         if self.tune is None or self.prefs.weights[self.tune.name] <= 0:
-            return [dict(o) for _, o in self.outcomes[i:j]]
+            return [dict(self.offer_at(pos)) for pos in range(i, j)]
         rests, out = self._rest, []
         for pos in range(i, j):
-            offer = self.outcomes[pos][1]
+            offer = self.offer_at(pos)
             rest = rests.get(pos)
             if rest is None:
                 rest = rests[pos] = self._rest_of(offer)
