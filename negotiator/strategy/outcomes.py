@@ -52,6 +52,7 @@ class OutcomeIndex:
         numeric = [i for i in space.issues if isinstance(i, NumericIssue)]
         self.tune = max(numeric, key=lambda i: prefs.weights[i.name]) if numeric else None
         self._rest: dict[int, float] = {}  # per indexed outcome: its utility without the tuned issue's part
+        self._distinct: dict[tuple[float, float], list[Offer]] = {}  # distinct_tuned_band's, per (target, window)
         self._floor = self.limits.utility_floor(prefs)
         # What ``distance`` needs per issue, looked up once: bidding measures every candidate.
         self._scales = [
@@ -163,6 +164,23 @@ class OutcomeIndex:
             tuned = self._tune(offer, rest, target)
             out.append(dict(offer) if tuned is offer else tuned)  # callers own what they get
         return out
+
+    def distinct_tuned_band(self, target: float, window: float = 0.05) -> list[Offer]:
+        """``tuned_band(target, window)`` without repeated terms (the first of each kept, in
+        the band's order). Kept per (target, window): sellers on the same game side reach the
+        same targets (a time-dependent schedule's, move by move), so bidding asks again and again.
+        The offers are the index's own: callers copy what they hand out."""
+        key = (target, window)
+        found = self._distinct.get(key)
+        if found is None:
+            if len(self._distinct) > 1024:
+                self._distinct.clear()
+            names = self._names
+            distinct: dict[tuple, Offer] = {}
+            for t in self.tuned_band(target, window):
+                distinct.setdefault(tuple([t[n] for n in names]), t)
+            found = self._distinct[key] = list(distinct.values())
+        return found
 
     def fine_tune(self, offer: Offer, target: float) -> Offer:
         """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""
