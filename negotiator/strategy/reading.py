@@ -306,18 +306,47 @@ class _Listing:
         hurry, rounds, quote = False, None, None
         priorities: list[str] = []
         for sentence in _sentences(text):
-            m = _ROUNDS.search(sentence)
-            if _HURRY.search(sentence) or (m and _LIMITED.search(sentence)):
+            cues = _cues(sentence)
+            if cues.hurry:
                 hurry = True
-                if m:  # "N more rounds": its last move N of its moves after this one
-                    rounds = 0 if m.group("last") else _rounds(m.group("n"))
-            if self.price is not None and _QUOTE.search(sentence):
+                if cues.rounds is not None:  # "N more rounds": its last move N of its moves after this one
+                    rounds = cues.rounds
+            if self.price is not None and cues.quote:
                 value = _quoted_price(sentence, self.price)
                 if value is not None:
                     quote = value
-            if _PRIORITY.search(sentence):
+            if cues.priority:
                 priorities += [n for n in _issues_named(sentence, self.words) if n not in priorities]
         return _Said(bool(_THREAT.search(text)), hurry, rounds, quote, tuple(priorities))
+
+
+@dataclass(frozen=True)
+class _Cues:
+    """What the listing-independent patterns find in one sentence."""
+
+    hurry: bool
+    rounds: int | None  # with ``hurry``: a stated number of its moves left, if any
+    quote: bool  # it names a competing offer
+    priority: bool  # it says what matters most
+
+
+_CUES: dict[str, _Cues] = {}
+
+
+def _cues(sentence: str) -> _Cues:
+    """The cues of ``sentence``, matched once: a buyer's messages are made of sentences said
+    again and again ("That's not quite there for me."), only its numbers change."""
+    found = _CUES.get(sentence)
+    if found is None:
+        if len(_CUES) > 16384:
+            _CUES.clear()
+        m = _ROUNDS.search(sentence)
+        hurry = bool(_HURRY.search(sentence) or (m and _LIMITED.search(sentence)))
+        rounds = (0 if m.group("last") else _rounds(m.group("n"))) if hurry and m else None
+        found = _CUES[sentence] = _Cues(
+            hurry, rounds, _QUOTE.search(sentence) is not None, _PRIORITY.search(sentence) is not None
+        )
+    return found
 
 
 _LISTINGS: dict[int, _Listing] = {}
