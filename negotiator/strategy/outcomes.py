@@ -127,14 +127,39 @@ class OutcomeIndex:
         """Terms worth at least ``target`` to this side, as close as possible to ``toward``."""
         if target >= self.u_max - 1e-9:
             return dict(self.ideal)
-        band = self.band(target, window)
-        if not band:
+        i, j = self._band(target, window)
+        if i == j:
             return dict(self.ideal)
         if toward is not None:
-            best = min(band, key=lambda o: self.distance(o, toward))  # the first of the nearest, as a stable sort's
+            best = self.offer_at(self._nearest(i, j, toward))
         else:
-            best = band[rng.randrange(len(band))] if rng else band[0]
+            best = self.offer_at(i + rng.randrange(j - i) if rng else i)
         return self.fine_tune(dict(best), target)
+
+    def _nearest(self, i: int, j: int, toward: Offer) -> int:
+        """The position in ``i:j`` of the first outcome nearest ``toward`` (``distance``'s
+        minimum), from each issue's distances to ``toward`` worked out once per allowed value:
+        the band's offers are not put together, only the one chosen."""
+        tables = []
+        for (name, kind, position, scale), values, col in zip(self._scales, self._values, self._cols, strict=True):
+            b = toward[name]
+            if kind == "numeric":
+                fb = float(b)
+                part = [abs(float(v) - fb) / scale for v in values]
+            elif kind == "ordered":
+                pb = position[b]  # type: ignore[index]  # ordered: has positions
+                part = [abs(position[v] - pb) / scale for v in values]  # type: ignore[index]
+            else:
+                part = [0.0 if v == b else 1.0 for v in values]
+            tables.append((part, col))
+
+        def distance(pos: int) -> float:
+            d = 0.0
+            for part, col in tables:  # the issues in order: ``distance``'s sum, term by term
+                d += part[col[pos]]
+            return d
+
+        return min(range(i, j), key=distance)  # the first of the nearest, as a stable sort's
 
     def band(self, target: float, window: float = 0.05) -> list[Offer]:
         """The outcomes worth at least ``target``, up to ``window`` above the cheapest of them
