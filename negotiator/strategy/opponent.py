@@ -39,6 +39,11 @@ class OpponentModel(Protocol):
     def heaviest(self) -> str: ...
 
 
+_LEARNT: dict[int, tuple] = {}
+"""``FrequencyModel.learn``'s models per first offer (by id; the entry holds the offers, so the
+id stays theirs): the space and preferences, the offers learned and a copy of the model."""
+
+
 @dataclass
 class FrequencyModel:
     space: OutcomeSpace
@@ -65,10 +70,39 @@ class FrequencyModel:
 
     @classmethod
     def learn(cls, space: OutcomeSpace, own: Preferences, offers: Sequence[Offer], **kw) -> FrequencyModel:
-        model = cls(space, own, **kw)
-        for o in offers:
+        """The model after ``offers``, the other side's, oldest first.
+
+        A negotiation's offers are the same objects move after move: the model learned from
+        the offers seen on an earlier move is kept (per first offer, checked object by object)
+        and a copy of it takes only the new ones, the same updates in the same order."""
+        offers = list(offers)
+        model, start = None, 0
+        kept = _LEARNT.get(id(offers[0])) if offers and not kw else None
+        if kept is not None:
+            kept_space, kept_own, seen, learnt = kept
+            if (
+                kept_space is space
+                and kept_own is own
+                and len(seen) <= len(offers)
+                and all(a is b for a, b in zip(seen, offers, strict=False))
+            ):
+                model, start = learnt.copy(), len(seen)
+        if model is None:
+            model = cls(space, own, **kw)
+        for o in offers[start:]:
             model.update(o)
+        if offers and not kw and start < len(offers):
+            if len(_LEARNT) > 4096:
+                _LEARNT.clear()
+            _LEARNT[id(offers[0])] = (space, own, offers, model.copy())
         return model
+
+    def copy(self) -> FrequencyModel:
+        """The same model, learning on separately (its estimates are worked out again when asked for)."""
+        out = FrequencyModel(self.space, self.own, self.learning_rate, self.prior_weight, self.still, list(self.offers))
+        out.weights = dict(self.weights)
+        out._counts = {k: dict(v) for k, v in self._counts.items()}
+        return out
 
     # --- learning ----------------------------------------------------------------------
 
