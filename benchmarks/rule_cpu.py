@@ -35,11 +35,24 @@ def run(source: Path, seller: str, workers: int, out: Path) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     cmd = [sys.executable, "-m", "negotiator", "eval", "--suite", "heldout", "--seller", seller]
     cmd += ["--workers", str(workers), "--out", str(out), "--quiet"]
-    r = subprocess.run(cmd, env={**ENV, "PYTHONPATH": str(source)}, capture_output=True, text=True)
+    # Run outside the repository: ``python -m`` puts the working directory first on sys.path,
+    # ahead of PYTHONPATH, so run from the checkout both "versions" would be this one.
+    r = subprocess.run(cmd, env={**ENV, "PYTHONPATH": str(source)}, capture_output=True, text=True, cwd=out.parent)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def check_source(source: Path, cwd: Path) -> None:
+    """Stop unless ``source`` is the code a run with it on PYTHONPATH imports."""
+    probe = "import negotiator, evals; print(negotiator.__file__); print(evals.__file__)"
+    r = subprocess.run(
+        [sys.executable, "-c", probe], env={**ENV, "PYTHONPATH": str(source)}, capture_output=True, text=True, cwd=cwd
+    )
+    for line in r.stdout.split():
+        if not Path(line).resolve().is_relative_to(source.resolve()):
+            raise SystemExit(f"with PYTHONPATH={source}, {line} is imported: not the version to time")
 
 
 def digest(log: Path) -> str:
@@ -71,6 +84,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="negotiator-rule-cpu-"))
     cpu: dict[tuple[str, str], list[float]] = {(s, v): [] for s in sellers for v in versions}
     digests: dict[tuple[str, str], set[str]] = {(s, v): set() for s in sellers for v in versions}
+    for source in versions.values():
+        check_source(source, work)
     try:
         for rnd in range(args.rounds):
             for seller in sellers:

@@ -82,15 +82,35 @@ def _clusters(values: np.ndarray, clusters: Sequence | None) -> tuple[np.ndarray
     return sums, counts
 
 
-def _resampled_means(sums: np.ndarray, counts: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    g = len(sums)
+def _resampled_means(sums: np.ndarray, counts: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     out = np.empty(resamples)
-    step = max(1, _CHUNK // g)
-    for start in range(0, resamples, step):
-        k = min(step, resamples - start)
-        idx = rng.integers(0, g, size=(k, g))
-        out[start : start + k] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    for start, idx, n in _draws(counts, resamples, seed):
+        out[start : start + len(idx)] = sums[idx].sum(axis=1) / n
     return out
+
+
+_DRAWS: list[tuple[tuple, list]] = []
+
+
+def _draws(counts: np.ndarray, resamples: int, seed: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The resampled clusters, chunk by chunk (where each chunk starts, its cluster indices, the
+    negotiations each resample counts), as ``np.random.default_rng(seed)`` draws them. They
+    depend only on the clusters' sizes and the seed: a summary block resamples the same
+    clusters for every figure (score, deal rate, buyer score), so the last few are kept."""
+    key = (counts.tobytes(), resamples, seed)
+    for k, found in _DRAWS:
+        if k == key:
+            return found
+    rng = np.random.default_rng(seed)
+    g = len(counts)
+    step = max(1, _CHUNK // g)
+    found = []
+    for start in range(0, resamples, step):
+        idx = rng.integers(0, g, size=(min(step, resamples - start), g))
+        found.append((start, idx, counts[idx].sum(axis=1)))
+    _DRAWS.insert(0, (key, found))
+    del _DRAWS[4:]
+    return found
 
 
 def bootstrap_mean(
@@ -109,7 +129,7 @@ def bootstrap_mean(
     mean = float(x.mean())
     if len(sums) < 2:
         return Estimate(mean, mean, mean, len(x), len(sums))
-    means = _resampled_means(sums, counts, resamples, np.random.default_rng(seed))
+    means = _resampled_means(sums, counts, resamples, seed)
     alpha = (1 - level) / 2
     low, high = np.quantile(means, [alpha, 1 - alpha])
     # The bootstrap spread is too narrow with few clusters: widen it by sqrt(G / (G - 1))

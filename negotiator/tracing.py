@@ -105,8 +105,11 @@ def record_turn(span: trace.Span, turn: TurnRecord) -> None:
     """Attributes of a ``negotiation.turn`` span: who did what, what it cost, whether the guard stepped in.
 
     Offer terms and messages are customers' words and the business's positions: they are
-    recorded only when content capture is on.
+    recorded only when content capture is on. A span that records nothing (no tracer provider,
+    or sampled out) is left alone: its attributes would go nowhere.
     """
+    if not span.is_recording():
+        return
     span.set_attribute("negotiator.turn", turn.index)
     span.set_attribute("negotiator.party", turn.party)
     span.set_attribute("negotiator.action", turn.action.action)

@@ -253,3 +253,24 @@ def test_the_pareto_frontier_is_the_brute_force_one_on_a_coarse_grid(seed):
         terms = dict(zip(names, values, strict=False))
         assert sc.seller.utility(terms) == pytest.approx(us) and sc.buyer.utility(terms) == pytest.approx(ub)
     assert [p[0] for p in front] == sorted((p[0] for p in front), reverse=True)
+
+
+@settings(max_examples=200)
+@given(
+    worst=st.floats(-1e4, 1e4),
+    span=st.floats(1e-3, 1e4),
+    falling=st.booleans(),
+    w=st.floats(0.0, 1.0),
+    xs=st.lists(st.floats(-2e4, 2e4) | st.integers(-20000, 20000), max_size=30),
+)
+def test_the_frontiers_linear_values_are_the_value_functions_bit_for_bit(worst, span, falling, w, xs):
+    """The Pareto analysis values a numeric issue's grid in numpy: the same floats, signed zeros included."""
+    import numpy as np
+
+    from negotiator.domain.metrics import _weighted_values
+    from negotiator.domain.utility import LinearValue
+
+    vf = LinearValue(worst=worst, best=worst - span if falling else worst + span)
+    xs = [worst, *xs]  # at ``worst`` a falling function computes -0.0 before clipping
+    expected = np.array([w * vf(x) for x in xs], dtype=float)
+    assert _weighted_values(w, vf, xs).tobytes() == expected.tobytes()

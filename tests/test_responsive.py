@@ -240,6 +240,26 @@ def test_the_choice_model_measures_the_buyers_concession_in_its_own_utility():
     )
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_choice_model_learned_move_by_move_is_the_one_learned_at_once(seed):
+    """The evidence of earlier moves is kept and extended (the same offer objects): the weights
+    are exactly those of a model learned from fresh copies of every exchange."""
+    sc = generate(seed)
+    keep = max(sc.space.names, key=lambda k: sc.buyer.weights[k])
+    ex = _echoing_buyer(sc, keep, n=8)
+    for n in range(len(ex) + 1):
+        step = ChoiceModel.learn(sc.space, sc.seller, ex[:n])  # extends what the previous n learned
+        fresh = [(None if o is None else dict(o), dict(t)) for o, t in ex[:n]]
+        assert step.weights == ChoiceModel.learn(sc.space, sc.seller, fresh).weights
+    # Another negotiation with the same opening object but other answers is not mistaken for it.
+    ChoiceModel.learn(sc.space, sc.seller, ex[:3])
+    other = [ex[0], *[(ours, dict(ours)) for ours, _ in ex[1:6]]]  # it echoes every value
+    fresh = [(None if o is None else dict(o), dict(t)) for o, t in other]
+    assert (
+        ChoiceModel.learn(sc.space, sc.seller, other).weights == ChoiceModel.learn(sc.space, sc.seller, fresh).weights
+    )
+
+
 # --- MiCRO and the hold-out buyer ---------------------------------------------------------
 
 

@@ -410,3 +410,22 @@ def test_the_numbers_a_message_states():
         614,
         14300,
     ]
+
+
+def test_ascii_text_is_prepared_as_the_unicode_steps_prepare_it():
+    """``_prepare`` skips the Unicode steps for ASCII text (the audit reads every rule seller's
+    message): every ASCII character comes out as the steps would leave it."""
+    from negotiator.llm.numerals import _ASCII_CONTROLS, _prepare, _visible
+
+    everything = "".join(map(chr, range(128)))
+    assert everything.translate(_ASCII_CONTROLS) == _visible(everything)
+    assert _prepare("Price\x00 6\x7f14,\tfinal\n") == "price 614,\tfinal\n"
+    assert len(everything.translate(_ASCII_CONTROLS)) == 128 - 31  # 0..31 and 127 but tab and newline
+
+
+@settings(max_examples=300)
+@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_ascii_fast_path_is_the_unicode_path(text):
+    from negotiator.llm.numerals import _ASCII_CONTROLS, _visible
+
+    assert text.translate(_ASCII_CONTROLS) == _visible(text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import numpy as np
 import pytest
@@ -176,3 +177,27 @@ def test_interval_stays_inside_what_the_values_allow():
     cl = ["a"] * 4 + ["b"] * 4 + ["c"] * 2 + ["d"] * 4
     e = bootstrap_mean(x, cl)
     assert e.low == 0.0 and 0 < e.mean < e.high <= 0.9
+
+
+def test_figures_that_share_clusters_share_the_resamples_and_get_what_fresh_draws_give():
+    """A summary block bootstraps several figures over the same clusters: the draws are kept
+    and reused, and every CI is the one a fresh generator gives."""
+    from evals import stats
+
+    rng = random.Random(7)
+    clusters = [f"s{i % 9}" for i in range(60)]
+    figures = [[rng.random() for _ in clusters] for _ in range(3)]
+    other = [f"t{i % 5}" for i in range(60)]  # other cluster sizes: other draws
+
+    def fresh(values, labels):
+        stats._DRAWS.clear()
+        return stats.bootstrap_mean(values, labels, seed=3)
+
+    expected = [fresh(v, clusters) for v in figures] + [fresh(figures[0], other)]
+    stats._DRAWS.clear()
+    kept = [stats.bootstrap_mean(v, clusters, seed=3) for v in figures] + [
+        stats.bootstrap_mean(figures[0], other, seed=3)
+    ]
+    assert kept == expected
+    assert len(stats._DRAWS) == 2
+    assert stats.bootstrap_mean(figures[1], clusters, seed=4) != expected[1]  # another seed, other draws

@@ -75,6 +75,38 @@ def test_opponent_model_recovers_the_issue_the_buyer_never_concedes_on(seed):
         assert model.heaviest() == heaviest, (seed, heaviest, model.weights)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_frequency_model_learned_move_by_move_is_the_one_learned_at_once(seed):
+    """A model learned on an earlier move is kept and extended (the same offer objects): it is
+    exactly the model learned from fresh copies of every offer, weights and estimates."""
+    sc = generate(seed)
+    offers = _buyer_offers_holding(sc, sc.space.names[seed % len(sc.space.names)])
+
+    def same(a: FrequencyModel, b: FrequencyModel) -> None:
+        assert a.weights == b.weights and a.offers == b.offers
+        for o in offers:
+            assert a.utility(o) == b.utility(o)
+
+    for n in range(len(offers) + 1):
+        same(
+            FrequencyModel.learn(sc.space, sc.seller, offers[:n]),
+            FrequencyModel.learn(sc.space, sc.seller, [dict(o) for o in offers[:n]]),
+        )
+    # The same first offer object, then others: not mistaken for the negotiation learned above.
+    FrequencyModel.learn(sc.space, sc.seller, offers[:2])
+    other = [offers[0], *reversed(offers[1:])]
+    same(
+        FrequencyModel.learn(sc.space, sc.seller, other),
+        FrequencyModel.learn(sc.space, sc.seller, [dict(o) for o in other]),
+    )
+    # What a caller does to the model it gets does not reach the kept one.
+    FrequencyModel.learn(sc.space, sc.seller, offers[:3]).update(offers[-1])
+    same(
+        FrequencyModel.learn(sc.space, sc.seller, offers[:3]),
+        FrequencyModel.learn(sc.space, sc.seller, [dict(o) for o in offers[:3]]),
+    )
+
+
 def test_opponent_model_learns_option_values_and_the_price_direction():
     sc = generate(0)  # furniture: price, delivery_days, assembly, payment_terms
     offers = _buyer_offers_holding(sc, "price")

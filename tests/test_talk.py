@@ -279,3 +279,48 @@ def test_the_reader_cannot_read_what_a_model_could():
     ]
     hints = read_hints(missed, sc.space)
     assert not hints.quote and not hints.threat
+
+
+# --- the reader's masked digits ------------------------------------------------------------
+
+_PATTERNS = ("_THREAT", "_HURRY", "_QUOTE", "_PRIORITY", "_ROUNDS", "_LIMITED", "_SENTENCE")
+
+
+def test_the_keyword_patterns_tell_digits_apart_only_by_d_and_a_literal_1():
+    """The reader matches messages with digits 2-9 masked as 2 (they repeat, only the numbers
+    change): that is exact only while no pattern names another digit."""
+    import re
+
+    from negotiator.strategy import reading
+
+    for name in _PATTERNS:
+        source = getattr(reading, name).pattern.replace("\\d", "").replace("#1", "")
+        assert not re.search(r"[0-9]|\\D|\[\^", source), name
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My #1 priority is delivery. I have 3 more rounds at most.",
+        "Delivery is our real#1 priority, price our #7.",
+        "Top priority: #7 on the list. 2 more offers then I leave.",
+        "Another shop quoted 1,499 USD; I need it today. Final offer 1299.",
+        "How about price 722 USD, delivery days 3, payment terms net60?\nWalk\naway at 9.",
+    ],
+)
+def test_masked_messages_match_where_the_messages_do(text):
+    from negotiator.strategy import reading
+
+    masked = text.translate(reading._MASK)
+    for name in _PATTERNS:
+        pattern = getattr(reading, name)
+        assert [m.span() for m in pattern.finditer(masked)] == [m.span() for m in pattern.finditer(text)], name
+
+
+def test_the_rounds_a_buyer_states_are_read_from_its_own_digits():
+    """Masked, "3 more rounds" and "2 more rounds" look alike: the deadline is read from the message itself."""
+    sc = generate(0)
+    three = read_hints(["I have 3 more rounds at most."], sc.space, turn=5, max_turns=21)
+    two = read_hints(["I have 2 more rounds at most."], sc.space, turn=5, max_turns=21)
+    assert three.hurry and two.hurry
+    assert (three.deadline, two.deadline) == ((4 + 2 * 3) / 20, (4 + 2 * 2) / 20)

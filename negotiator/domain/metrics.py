@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .issues import Offer
 from .scenario import Scenario
-from .utility import score
+from .utility import LinearValue, score
 
 __all__ = ["OutcomeMetrics", "outcome_metrics", "seller_score", "analysis", "ScenarioAnalysis", "pareto_frontier"]
 
@@ -114,7 +114,7 @@ class _Front:
                 ]
             ws, wb = s.weights[k], b.weights[k]
             vs, vb = s.values[k], b.values[k]
-            cus, cub = np.array([ws * vs(v) for v in values]), np.array([wb * vb(v) for v in values])
+            cus, cub = _weighted_values(ws, vs, values), _weighted_values(wb, vb, values)
             kept = _pareto_order(cus, cub)
             choices.append([values[i] for i in kept])
             # Every (front point, issue value) pair, front-major: point i with value j sits at i * n + j.
@@ -128,6 +128,18 @@ class _Front:
 
     def terms(self, i: int) -> tuple:
         return tuple(self.choices[j][v] for j, v in enumerate(self.picks[i].tolist()))
+
+
+def _weighted_values(w: float, vf, values: list):
+    """``[w * vf(v) for v in values]`` as a numpy array; a linear value function's in numpy,
+    with the same operations on the same floats (``+ 0.0`` turns the -0.0 that ``np.maximum``
+    may keep into the 0.0 that ``max`` gives): the numeric issues' 201 grid points."""
+    import numpy as np
+
+    if isinstance(vf, LinearValue):
+        t = (np.array(values, dtype=float) - vf.worst) / (vf.best - vf.worst)
+        return w * (np.minimum(1.0, np.maximum(0.0, t)) + 0.0)
+    return np.array([w * vf(v) for v in values], dtype=float)
 
 
 _CACHE: dict[str, ScenarioAnalysis] = {}

@@ -239,9 +239,9 @@ class Strategy:
         if terms is None or model is None:
             return None
         bar = model.utility(terms) - 1e-9
-        for u, offer in reversed(idx.outcomes):
-            if model.utility(offer) >= bar:
-                return u
+        for pos in reversed(range(len(idx))):
+            if model.utility(idx.offer_at(pos)) >= bar:
+                return idx.utility_at(pos)
         return None
 
     def quoted(self, situation: Situation, idx: OutcomeIndex, hints: Hints) -> float | None:

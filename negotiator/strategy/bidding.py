@@ -32,25 +32,20 @@ def bids(
         return [dict(index.ideal)]
     if model is None and k == 1:
         return [index.offer(target, toward=toward, window=window)]
-    band = index.tuned_band(target, window)
-    if not band:
+    tuned = index.distinct_tuned_band(target, window)  # the index's own offers: copy what leaves
+    if not tuned:
         return [dict(index.ideal)]
-    # Distinct tuned offers, first occurrence first (the band's order breaks ties below).
-    names = index.space.names
-    distinct: dict[tuple, Offer] = {}
-    for t in band:
-        distinct.setdefault(tuple(t[n] for n in names), t)
-    tuned = list(distinct.values())
 
     def distance(o: Offer) -> float:
         return index.distance(o, toward) if toward is not None else 0.0
 
     if model is None:
-        return heapq.nsmallest(k, tuned, key=distance)
-    n = len(names)
+        return [dict(o) for o in heapq.nsmallest(k, tuned, key=distance)]
+    n = len(index.space.names)
 
     def rank(o: Offer) -> tuple[float, float]:
         d = distance(o)
         return -round(model.utility(o) - similarity * d / n, 9), d
 
-    return heapq.nsmallest(k, tuned, key=rank)  # what sorted(tuned, key=rank)[:k] gives, without the full sort
+    # what sorted(tuned, key=rank)[:k] gives, without the full sort
+    return [dict(o) for o in heapq.nsmallest(k, tuned, key=rank)]

@@ -39,6 +39,11 @@ class OpponentModel(Protocol):
     def heaviest(self) -> str: ...
 
 
+_LEARNT: dict[int, tuple] = {}
+"""``FrequencyModel.learn``'s models per first offer (by id; the entry holds the offers, so the
+id stays theirs): the space and preferences, the offers learned and a copy of the model."""
+
+
 @dataclass
 class FrequencyModel:
     space: OutcomeSpace
@@ -65,10 +70,39 @@ class FrequencyModel:
 
     @classmethod
     def learn(cls, space: OutcomeSpace, own: Preferences, offers: Sequence[Offer], **kw) -> FrequencyModel:
-        model = cls(space, own, **kw)
-        for o in offers:
+        """The model after ``offers``, the other side's, oldest first.
+
+        A negotiation's offers are the same objects move after move: the model learned from
+        the offers seen on an earlier move is kept (per first offer, checked object by object)
+        and a copy of it takes only the new ones, the same updates in the same order."""
+        offers = list(offers)
+        model, start = None, 0
+        kept = _LEARNT.get(id(offers[0])) if offers and not kw else None
+        if kept is not None:
+            kept_space, kept_own, seen, learnt = kept
+            if (
+                kept_space is space
+                and kept_own is own
+                and len(seen) <= len(offers)
+                and all(a is b for a, b in zip(seen, offers, strict=False))
+            ):
+                model, start = learnt.copy(), len(seen)
+        if model is None:
+            model = cls(space, own, **kw)
+        for o in offers[start:]:
             model.update(o)
+        if offers and not kw and start < len(offers):
+            if len(_LEARNT) > 4096:
+                _LEARNT.clear()
+            _LEARNT[id(offers[0])] = (space, own, offers, model.copy())
         return model
+
+    def copy(self) -> FrequencyModel:
+        """The same model, learning on separately (its estimates are worked out again when asked for)."""
+        out = FrequencyModel(self.space, self.own, self.learning_rate, self.prior_weight, self.still, list(self.offers))
+        out.weights = dict(self.weights)
+        out._counts = {k: dict(v) for k, v in self._counts.items()}
+        return out
 
     # --- learning ----------------------------------------------------------------------
 
@@ -157,6 +191,11 @@ class FrequencyModel:
             return 0.0
         us = [self.own.utility(o) for o in recent]
         return (us[-1] - us[0]) / (len(us) - 1)
+
+
+_EVIDENCE: dict[int, tuple[OutcomeSpace, list, tuple]] = {}
+"""``ChoiceModel._evidence``'s sums per opening offer (by id; the entry holds the offers, so
+the id stays theirs): the exchanges they cover and the sums after them."""
 
 
 @dataclass
@@ -260,28 +299,56 @@ class ChoiceModel:
         k = len(issue.options)
         return sum(abs(j / max(1, k - 1) - p) for j in range(k)) / k
 
-    def _weights(self) -> dict[str, float]:
-        prior = self._prior()
+    def _evidence(self) -> tuple[dict[str, float], dict[str, int], float, int]:
+        """What the exchanges say, summed exchange by exchange: per issue the share of room it
+        held and how many offers counted, and its echo of our values against chance.
+
+        A negotiation's offers are the same objects move after move, so the sums over the
+        exchanges seen on an earlier move are kept (per opening offer, checked object by object)
+        and only the new exchanges are added: the same additions in the same order."""
         names = list(self._issues)
         held = {k: 0.0 for k in names}
         seen = {k: 0 for k in names}
         echo, choices = 0.0, 0
-        if self.exchanges:
-            opening = self.exchanges[0][1]
-            for ours, theirs in self.exchanges[1:]:
-                if ours is None:
-                    continue
-                for k, issue in self._issues.items():
-                    if isinstance(issue, DiscreteIssue):  # took our value, against chance
-                        echo += (theirs[k] == ours[k]) - 1.0 / len(issue.options)
-                        choices += 1
-                    room = self._distance(issue, opening[k], ours[k])
-                    if room < 1e-9:
-                        continue  # we offered what it opened with: nothing to hold or yield
-                    kept = min(1.0, self._distance(issue, theirs[k], ours[k]) / room)
-                    by_chance = min(1.0, self._chance(issue, ours[k]) / room)
-                    held[k] += min(1.0, max(0.0, 0.5 + kept - by_chance))
-                    seen[k] += 1
+        exchanges = self.exchanges
+        if not exchanges:
+            return held, seen, echo, choices
+        opening = exchanges[0][1]
+        start = 1
+        kept_before = _EVIDENCE.get(id(opening))
+        if kept_before is not None:
+            space, pairs, sums = kept_before
+            if (
+                space is self.space
+                and len(pairs) <= len(exchanges)
+                and all(a is c and b is d for (a, b), (c, d) in zip(pairs, exchanges, strict=False))
+            ):
+                start = len(pairs)
+                held, seen, echo, choices = dict(sums[0]), dict(sums[1]), sums[2], sums[3]
+        for ours, theirs in exchanges[start:]:
+            if ours is None:
+                continue
+            for k, issue in self._issues.items():
+                if isinstance(issue, DiscreteIssue):  # took our value, against chance
+                    echo += (theirs[k] == ours[k]) - 1.0 / len(issue.options)
+                    choices += 1
+                room = self._distance(issue, opening[k], ours[k])
+                if room < 1e-9:
+                    continue  # we offered what it opened with: nothing to hold or yield
+                kept = min(1.0, self._distance(issue, theirs[k], ours[k]) / room)
+                by_chance = min(1.0, self._chance(issue, ours[k]) / room)
+                held[k] += min(1.0, max(0.0, 0.5 + kept - by_chance))
+                seen[k] += 1
+        if start < len(exchanges):
+            if len(_EVIDENCE) > 4096:
+                _EVIDENCE.clear()
+            _EVIDENCE[id(opening)] = (self.space, list(exchanges), (dict(held), dict(seen), echo, choices))
+        return held, seen, echo, choices
+
+    def _weights(self) -> dict[str, float]:
+        prior = self._prior()
+        names = list(self._issues)
+        held, seen, echo, choices = self._evidence()
         deaf = min(1.0, max(0.0, -echo / choices) / self.deaf_at) if choices else 0.0
         # The prior as ``k0`` offers of evidence, on the scale of a held share (about half,
         # for an issue of average weight).

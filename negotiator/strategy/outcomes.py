@@ -10,11 +10,9 @@ limits are indexed, so nothing built from the index can cross them.
 from __future__ import annotations
 
 import bisect
-import itertools
 import random
-from operator import itemgetter
 
-from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace
+from ..domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
 from ..domain.scenario import HardLimits
 from ..domain.utility import LinearValue, Preferences
 
@@ -46,13 +44,15 @@ class OutcomeIndex:
     def __init__(self, space: OutcomeSpace, prefs: Preferences, limits: HardLimits | None = None, points: int = 11):
         self.space, self.prefs = space, prefs
         self.limits = limits or HardLimits()
-        self.outcomes = self._allowed_outcomes(points)
-        self._utils = [u for u, _ in self.outcomes]
+        self._names = space.names
+        self._utils, self._cols, self._values = self._allowed_outcomes(points)
+        self._offers: list[Offer | None] = [None] * len(self._utils)
         self.ideal = prefs.ideal(space)
         self.u_max = prefs.utility(self.ideal)
         numeric = [i for i in space.issues if isinstance(i, NumericIssue)]
         self.tune = max(numeric, key=lambda i: prefs.weights[i.name]) if numeric else None
         self._rest: dict[int, float] = {}  # per indexed outcome: its utility without the tuned issue's part
+        self._distinct: dict[tuple[float, float], list[Offer]] = {}  # distinct_tuned_band's, per (target, window)
         self._floor = self.limits.utility_floor(prefs)
         # What ``distance`` needs per issue, looked up once: bidding measures every candidate.
         self._scales = [
@@ -64,9 +64,16 @@ class OutcomeIndex:
             for i in space.issues
         ]
 
-    def _allowed_outcomes(self, points: int) -> list[tuple[float, Offer]]:
-        """(utility, offer) on the grid within the limits, ascending; the products are
-        summed per issue so building the index stays cheap for large grids."""
+    def _allowed_outcomes(self, points: int) -> tuple[list[float], list[list], list[list]]:
+        """The utilities of the outcomes on the grid within the limits, ascending, with each
+        outcome's value per issue (a position in that issue's list of allowed values).
+
+        The utilities are summed issue by issue over the whole product in numpy (the same
+        additions, in the same order, as summing each combination), sorted stably (ties keep
+        itertools.product's order); the offers themselves are put together only when asked for
+        (``offer_at``): a negotiation looks at a few bands of the index, not all of it."""
+        import numpy as np
+
         lim, prefs = self.limits, self.prefs
         axes = []
         for issue in self.space.issues:
@@ -81,21 +88,38 @@ class OutcomeIndex:
                 and v not in lim.forbidden.get(k, ())
             ]
             w, vf = prefs.weights[k], prefs.values[k]
-            axes.append([(w * vf(v), v) for v in values])
+            axes.append((np.array([w * vf(v) for v in values], dtype=float), values))
         floor = lim.utility_floor(prefs) - 1e-9
-        names = self.space.names
-        # The utilities of every combination, in itertools.product's order, summed issue by
-        # issue (the same additions, in the same order, as summing each combination).
-        us: list[float] = [0]
-        for axis in axes:
-            us = [a + u for a in us for u, _ in axis]
-        combos = itertools.product(*([v for _, v in axis] for axis in axes))
-        out = [(u, dict(zip(names, combo, strict=False))) for u, combo in zip(us, combos, strict=False) if u >= floor]
-        if not out:
+        us = np.zeros(1)
+        for part, _ in axes:
+            us = (us[:, None] + part[None, :]).ravel()
+        kept = np.flatnonzero(us >= floor)
+        kept = kept[np.argsort(us[kept], kind="stable")]
+        if not len(kept):
             ideal = prefs.ideal(self.space)
-            out = [(prefs.utility(ideal), ideal)]
-        out.sort(key=itemgetter(0))
-        return out
+            return [prefs.utility(ideal)], [[0] for _ in axes], [[ideal[name]] for name in self.space.names]
+        cols = np.unravel_index(kept, tuple(len(values) for _, values in axes))  # itertools.product's order
+        return us[kept].tolist(), [c.tolist() for c in cols], [values for _, values in axes]
+
+    @property
+    def outcomes(self) -> list[tuple[float, Offer]]:
+        """(utility, offer) of every indexed outcome, ascending (every offer put together)."""
+        return [(u, self.offer_at(pos)) for pos, u in enumerate(self._utils)]
+
+    def __len__(self) -> int:
+        return len(self._utils)
+
+    def utility_at(self, pos: int) -> float:
+        """This side's utility of the indexed outcome at ``pos``."""
+        return self._utils[pos]
+
+    def offer_at(self, pos: int) -> Offer:
+        """The indexed outcome at ``pos`` (ascending utility), put together once."""
+        offer = self._offers[pos]
+        if offer is None:
+            picks = [vals[col[pos]] for vals, col in zip(self._values, self._cols, strict=True)]
+            offer = self._offers[pos] = dict(zip(self._names, picks, strict=True))
+        return offer
 
     def offer(
         self, target: float, toward: Offer | None = None, rng: random.Random | None = None, window: float = 0.05
@@ -103,19 +127,44 @@ class OutcomeIndex:
         """Terms worth at least ``target`` to this side, as close as possible to ``toward``."""
         if target >= self.u_max - 1e-9:
             return dict(self.ideal)
-        band = self.band(target, window)
-        if not band:
+        i, j = self._band(target, window)
+        if i == j:
             return dict(self.ideal)
         if toward is not None:
-            best = min(band, key=lambda o: self.distance(o, toward))  # the first of the nearest, as a stable sort's
+            best = self.offer_at(self._nearest(i, j, toward))
         else:
-            best = band[rng.randrange(len(band))] if rng else band[0]
+            best = self.offer_at(i + rng.randrange(j - i) if rng else i)
         return self.fine_tune(dict(best), target)
+
+    def _nearest(self, i: int, j: int, toward: Offer) -> int:
+        """The position in ``i:j`` of the first outcome nearest ``toward`` (``distance``'s
+        minimum), from each issue's distances to ``toward`` worked out once per allowed value:
+        the band's offers are not put together, only the one chosen."""
+        tables = []
+        for (name, kind, position, scale), values, col in zip(self._scales, self._values, self._cols, strict=True):
+            b = toward[name]
+            if kind == "numeric":
+                fb = float(b)
+                part = [abs(float(v) - fb) / scale for v in values]
+            elif kind == "ordered":
+                pb = position[b]  # type: ignore[index]  # ordered: has positions
+                part = [abs(position[v] - pb) / scale for v in values]  # type: ignore[index]
+            else:
+                part = [0.0 if v == b else 1.0 for v in values]
+            tables.append((part, col))
+
+        def distance(pos: int) -> float:
+            d = 0.0
+            for part, col in tables:  # the issues in order: ``distance``'s sum, term by term
+                d += part[col[pos]]
+            return d
+
+        return min(range(i, j), key=distance)  # the first of the nearest, as a stable sort's
 
     def band(self, target: float, window: float = 0.05) -> list[Offer]:
         """The outcomes worth at least ``target``, up to ``window`` above the cheapest of them
         (lowest utility first); empty when nothing on the grid reaches the target."""
-        return [o for _, o in self.outcomes[slice(*self._band(target, window))]]
+        return [self.offer_at(pos) for pos in range(*self._band(target, window))]
 
     def _band(self, target: float, window: float) -> tuple[int, int]:
         """Where ``band`` lies in ``outcomes``."""
@@ -127,19 +176,65 @@ class OutcomeIndex:
     def tuned_band(self, target: float, window: float = 0.05) -> list[Offer]:
         """``fine_tune(o, target)`` of each outcome of ``band``, in its order. The part of each
         outcome's utility that tuning keeps is computed once per outcome: bidding tunes the
-        same outcomes move after move."""
+        same outcomes move after move. ``_tune``'s steps, with what they look up taken out
+        of the loop (the same operations on the same numbers)."""
         i, j = self._band(target, window)
-        if self.tune is None or self.prefs.weights[self.tune.name] <= 0:
-            return [dict(o) for _, o in self.outcomes[i:j]]
+        issue = self.tune
+        if issue is None or self.prefs.weights[issue.name] <= 0:
+            return [dict(self.offer_at(pos)) for pos in range(i, j)]
+        vf = self.prefs.values[issue.name]
+        assert isinstance(vf, LinearValue)
+        name, w = issue.name, self.prefs.weights[issue.name]
+        worst, span = vf.worst, vf.best - vf.worst
+        low, high, step, integral = issue.low, issue.high, issue.step, issue.integral
+        back = step if vf.best > vf.worst else -step
+        lo, hi = self.limits.minimum.get(name), self.limits.maximum.get(name)
+        bar = self._floor - 1e-9
         rests, out = self._rest, []
         for pos in range(i, j):
-            offer = self.outcomes[pos][1]
+            offer = self.offer_at(pos)
             rest = rests.get(pos)
             if rest is None:
                 rest = rests[pos] = self._rest_of(offer)
-            tuned = self._tune(offer, rest, target)
-            out.append(dict(offer) if tuned is offer else tuned)  # callers own what they get
+            need = (target - rest) / w
+            if not 0.0 <= need <= 1.0:
+                out.append(dict(offer))  # callers own what they get
+                continue
+            x = worst + min(1.0, max(0.0, need)) * span  # vf.inverse(need)
+            k = round((x - low) / step)  # issue.snap(x)
+            c = min(max(low + k * step, low), high)
+            cand: Value = int(round(c)) if integral else round(c, 10)
+            v = min(1.0, max(0.0, (float(cand) - worst) / span))  # vf(cand)
+            if v < need - 1e-12:
+                cand = issue.snap(float(cand) + back)
+                v = vf(cand)
+            if (lo is not None and float(cand) < lo) or (hi is not None and float(cand) > hi):
+                out.append(dict(offer))
+                continue
+            tuned = {**offer, name: cand}
+            u = rest + w * v
+            if u < bar - 1e-10 or (u < bar + 1e-10 and self.prefs.utility(tuned) < bar):
+                out.append(dict(offer))
+                continue
+            out.append(tuned)
         return out
+
+    def distinct_tuned_band(self, target: float, window: float = 0.05) -> list[Offer]:
+        """``tuned_band(target, window)`` without repeated terms (the first of each kept, in
+        the band's order). Kept per (target, window): sellers on the same game side reach the
+        same targets (a time-dependent schedule's, move by move), so bidding asks again and again.
+        The offers are the index's own: callers copy what they hand out."""
+        key = (target, window)
+        found = self._distinct.get(key)
+        if found is None:
+            if len(self._distinct) > 1024:
+                self._distinct.clear()
+            names = self._names
+            distinct: dict[tuple, Offer] = {}
+            for t in self.tuned_band(target, window):
+                distinct.setdefault(tuple([t[n] for n in names]), t)
+            found = self._distinct[key] = list(distinct.values())
+        return found
 
     def fine_tune(self, offer: Offer, target: float) -> Offer:
         """Move the heaviest numeric issue so the offer's utility lands just at ``target``."""

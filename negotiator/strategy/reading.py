@@ -306,18 +306,66 @@ class _Listing:
         hurry, rounds, quote = False, None, None
         priorities: list[str] = []
         for sentence in _sentences(text):
-            m = _ROUNDS.search(sentence)
-            if _HURRY.search(sentence) or (m and _LIMITED.search(sentence)):
+            cues = _cues(sentence.translate(_MASK))
+            if cues.hurry:
                 hurry = True
-                if m:  # "N more rounds": its last move N of its moves after this one
+                if cues.counted:  # "N more rounds": its last move N of its moves after this one
+                    m = _ROUNDS.search(sentence)  # the digits themselves: the same match, unmasked
+                    assert m is not None
                     rounds = 0 if m.group("last") else _rounds(m.group("n"))
-            if self.price is not None and _QUOTE.search(sentence):
+            if self.price is not None and cues.quote:
                 value = _quoted_price(sentence, self.price)
                 if value is not None:
                     quote = value
-            if _PRIORITY.search(sentence):
+            if cues.priority:
                 priorities += [n for n in _issues_named(sentence, self.words) if n not in priorities]
-        return _Said(bool(_THREAT.search(text)), hurry, rounds, quote, tuple(priorities))
+        return _Said(_threat(text.translate(_MASK)), hurry, rounds, quote, tuple(priorities))
+
+
+_MASK = str.maketrans("3456789", "2222222")
+"""Digits but 0 and 1 as 2. The patterns below tell digits apart only by ``\\d`` and a literal
+``1`` (``#1 priority``), so they match a masked text exactly where they match the text itself,
+at the same places; a buyer's messages differ mostly in their numbers, so the masked ones repeat
+and each is matched once (tests/test_talk.py checks the patterns' digits)."""
+
+
+@dataclass(frozen=True)
+class _Cues:
+    """What the listing-independent patterns find in one (masked) sentence."""
+
+    hurry: bool
+    counted: bool  # with ``hurry``: it states a number of its moves left ("two more rounds")
+    quote: bool  # it names a competing offer
+    priority: bool  # it says what matters most
+
+
+_CUES: dict[str, _Cues] = {}
+_THREATS: dict[str, bool] = {}
+
+
+def _cues(masked: str) -> _Cues:
+    """The cues of a masked sentence, matched once: a buyer says the same sentences again and
+    again ("That's not quite there for me."), only its numbers change."""
+    found = _CUES.get(masked)
+    if found is None:
+        if len(_CUES) > 16384:
+            _CUES.clear()
+        m = _ROUNDS.search(masked)
+        hurry = bool(_HURRY.search(masked) or (m and _LIMITED.search(masked)))
+        found = _CUES[masked] = _Cues(
+            hurry, hurry and m is not None, _QUOTE.search(masked) is not None, _PRIORITY.search(masked) is not None
+        )
+    return found
+
+
+def _threat(masked: str) -> bool:
+    """Whether a masked message threatens to leave, matched once per masked message."""
+    found = _THREATS.get(masked)
+    if found is None:
+        if len(_THREATS) > 16384:
+            _THREATS.clear()
+        found = _THREATS[masked] = _THREAT.search(masked) is not None
+    return found
 
 
 _LISTINGS: dict[int, _Listing] = {}
