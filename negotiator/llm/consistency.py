@@ -229,11 +229,14 @@ class Checker:
         # A sentence that lists three issues' values or more states a whole offer ("Let's start:
         # price 788, delivery days 28, ..."): the seller's own, unless it names it the buyer's.
         whole = len({m.issue for m in mentions}) >= min(3, len(self.space.issues))
+        # ...and one that holds a value only the seller's terms hold ("a deal I gave you: price
+        # 1866 USD, ..., assembly included") is the seller's whatever words stand before it.
+        own_list = whole and any(self._agrees(m, terms) and not (theirs and self._agrees(m, theirs)) for m in mentions)
         return [
             m
             for m in mentions
             if not self._agrees(m, terms)
-            and not (theirs and self._agrees(m, theirs) and _spoken_of_as_theirs(text, m, whole))
+            and not (theirs and self._agrees(m, theirs) and not own_list and _spoken_of_as_theirs(text, m, whole))
             and not (isinstance(m.value, float) and m.value in listed)
         ]
 

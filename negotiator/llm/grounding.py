@@ -38,7 +38,8 @@ _CLAIMS_DEAL = re.compile(
     r"|\b(?:we\s+have|it'?s|that'?s)\s+a\s+deal\b|^\s*deal\s*[.!]?\s*$|\b(?:is|now|been)\s+sold\b"
     r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b"
     r"|^\W*sold\b|\bwe\s+have\s+(?:an\s+)?agreement\b|\b(?:offer|it|that|payment)\s+(?:is|has\s+been)\s+accepted\b"
-    r"|\bpurchase\s+(?:decision\s+)?has\s+been\s+made\b|\b(?:buyer|you|they)\s+(?:has|have)\s+(?:now\s+)?accepted\b",
+    r"|\bpurchase\s+(?:decision\s+)?has\s+been\s+made\b|\b(?:buyer|you|they)\s+(?:has|have)\s+(?:now\s+)?accepted\b"
+    r"|\bthank\s+you\s+for\s+(?:your\s+)?(?:purchas|buying|your\s+order|doing\s+business)",
     re.I,
 )
 _INVITES = re.compile(
@@ -53,7 +54,8 @@ _WORTH = re.compile(r"(?<![\d.,$€£])0\.\d{1,3}\b")
 # An acceptance takes the buyer's terms as they stand: a condition added to it proposes others.
 _OTHER_TERMS = re.compile(
     r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
-    r"|\bno\s+deal\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b",
+    r"|\bno\s+deal\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
+    r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b",
     re.I,
 )  # ...and one that says it does not accept contradicts its own move
 _BUYER_ROLE = re.compile(
@@ -61,13 +63,14 @@ _BUYER_ROLE = re.compile(
     r"\s+(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
     r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
-    r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b",
+    r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
+    r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b",
     re.I,
 )
 _ANNOTATION = re.compile(
     r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
     r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b"  # the seller's private figures, its menu's ids
-    r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]",  # the answer format's residue: '”.}', '[net60]'
+    r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]|\.{3}\s*\(\d+\)",  # the answer format's residue: '”.}', '[net60]'
     re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
@@ -75,6 +78,7 @@ _COMMITMENTS: dict[str, str] = {
     "refund": r"\brefund\w*|\bnon[- ]?refundable\b|\bmoney[- ]back\b",
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
+    "any_price": r"\b(?:any|whatever)\s+price\b|\bprice\s+you\s+(?:like|want|choose)\b",
     "shipping": r"\bfree\s+(?:shipping|delivery|installation)\b|\b(?:shipping|delivery)\s+(?:is\s+)?(?:free|on\s+(?:me|us))\b",
     "fees": r"\bfees?\b|\bsurcharge\w*|\bhandling\s+charge",
     "tax": r"\btax(?:es)?\b|\bvat\b|\bduty\b|\bduties\b",
@@ -93,7 +97,7 @@ _COMMITMENTS: dict[str, str] = {
     r"|\bnext\s+(?:business\s+|working\s+)?day\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\bo'?clock\b"
     r"|\b(?:ship|deliver|send)\w*\s+(?:it\s+)?(?:today|tomorrow|tonight)\b",
     "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\."
-    r"|\bgive\s+(?:me|us)\s+a\s+call\b|\b(?:my|our)\s+(?:office|showroom|store|warehouse)\b|\bin\s+person\b|\bcontact\s+(?:me|us)\b",
+    r"|\bgive\s+(?:me|us)\s+a\s+call\b|\b(?:my|our)\s+(?:office|showroom|store|warehouse|premises)\b|\bcome\s+(?:in|by|over)\b|\bvisit\s+(?:us|our|me)\b|\bin\s+person\b|\bcontact\s+(?:me|us)\b",
 }
 _COMMITMENT_RE = {family: re.compile(pattern, re.I) for family, pattern in _COMMITMENTS.items()}
 _CURRENCY = {
@@ -113,7 +117,8 @@ _BARE_NUMBER = re.compile(
 # by the token limit ("Now take my last offer,"); a short unpunctuated "hi" or "Deal" was not.
 _CUT = re.compile(
     r"(?:[,;:(\[{–—$€£-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|our|their|its|at|in|on|by|from|into|about"
-    r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no))\s*$",
+    r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no)"
+    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+)\s*$",  # "Price and delivery_days": a list the model did not finish
     re.I,
 )
 
@@ -210,13 +215,18 @@ class Grounding:
 
     def _stray_price(self, sentence: str, allowed: list[float]) -> bool:
         """A price-like number in ``sentence`` that is not on the table."""
-        money = re.search(
-            _CURRENCY.get(self.currency, r"\b" + re.escape(self.currency.lower()) + r"\b"), sentence, re.I
-        )
-        said = numbers(sentence) if money is not None else []
+        marker = _CURRENCY.get(self.currency, r"\b" + re.escape(self.currency.lower()) + r"\b")
+        said = numbers(sentence) if re.search(marker, sentence, re.I) is not None else []
         if self.price_issues:  # a bare number of a price's magnitude, with no other unit after it
             low = min(i.low for i in self.price_issues) * 0.5
             high = max(i.high for i in self.price_issues) * 2
+            # Beside the currency, a count is no price ("one more time, 148.5 USD"): small numbers
+            # count only as an amount of money written next to the currency ("$0", "0.12 USD").
+            amount = r"(?<![\d.,])\d+(?:\.\d+)?(?![\d,])"
+            attached = re.compile(rf"(?:{marker})\s?{amount}|{amount}\s?(?:{marker})", re.I)
+            near = " ".join(m.group() for m in attached.finditer(sentence))
+            small = [float(x) for x in re.findall(amount, near)]
+            said = [x for x in said if x >= low] + [x for x in small if x < low]
             for m in _BARE_NUMBER.finditer(sentence):
                 x = float(m.group(0).replace(",", ""))
                 if low <= x <= high and x >= 20:
