@@ -39,7 +39,7 @@ _CLAIMS_DEAL = re.compile(
     r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b"
     r"|^\W*sold\b|\bwe\s+have\s+(?:an\s+)?agreement\b|\b(?:offer|it|that|payment)\s+(?:is|has\s+been)\s+accepted\b"
     r"|\bpurchase\s+(?:decision\s+)?has\s+been\s+made\b|\b(?:buyer|you|they)\s+(?:has|have)\s+(?:now\s+)?accepted\b"
-    r"|\bthank\s+you\s+for\s+(?:your\s+)?(?:purchas|buying|your\s+order|doing\s+business)",
+    r"|\bthank\s+you\s+(?:so\s+much\s+|very\s+much\s+)?for\s+(?:your\s+)?(?:purchas|buying|your\s+order|doing\s+business)",
     re.I,
 )
 _INVITES = re.compile(
@@ -70,7 +70,8 @@ _BUYER_ROLE = re.compile(
 _ANNOTATION = re.compile(
     r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
     r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b"  # the seller's private figures, its menu's ids
-    r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]|\.{3}\s*\(\d+\)",  # the answer format's residue: '”.}', '[net60]'
+    r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]|\.{3}\s*\(\d+\)"
+    r"|:\s*(?:\.{3}|…)\s*$|^\s*(?:\.{3}|…|\(\d+\)\.?)\s*$|\([^)]*\b[a-z]+_[a-z]+\b[^)]*\)|\(\s*name\s*\+",  # a placeholder where the terms go  # the answer format's residue: '”.}', '[net60]'
     re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
@@ -94,7 +95,7 @@ _COMMITMENTS: dict[str, str] = {
     "dates": r"\b(?:by|until|before|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight"
     r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
     r"|\b(?:stands?|valid|good|open)\s+(?:for|until)\s+(?:\d|an?\b|one|two|three|the\s+next|today|tomorrow|this)|\b\d+\s+(?:hours?|days?)\s+only\b|\bnext\s+(?:month|year)\b"
-    r"|\bnext\s+(?:business\s+|working\s+)?day\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\bo'?clock\b"
+    r"|\bnext\s+(?:business\s+|working\s+)?day\b|\b(?:this|next)\s+week\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\bo'?clock\b"
     r"|\b(?:ship|deliver|send)\w*\s+(?:it\s+)?(?:today|tomorrow|tonight)\b",
     "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\."
     r"|\bgive\s+(?:me|us)\s+a\s+call\b|\b(?:my|our)\s+(?:office|showroom|store|warehouse|premises)\b|\bcome\s+(?:in|by|over)\b|\bvisit\s+(?:us|our|me)\b|\bin\s+person\b|\bcontact\s+(?:me|us)\b",
@@ -193,8 +194,8 @@ class Grounding:
 
     def _listed(self, words: str) -> bool:
         """Whether the listing's own text names this commitment (its stem, at least)."""
-        stem = re.sub(r"[^a-z]", " ", words.lower()).split()
-        return bool(stem) and all(w[:5] in self.facts for w in stem if len(w) > 2)
+        stem = [w for w in re.sub(r"[^a-z]", " ", words.lower()).split() if len(w) > 2]
+        return bool(stem) and all(w[:5] in self.facts for w in stem)  # "1:30 pm" has no word to find
 
     def _allowed_numbers(self, action: AnyAction) -> list[float]:
         values: list[float] = []
