@@ -143,6 +143,10 @@ class Grounding:
             facts.append(issue.name.replace("_", " "))
             facts += [str(o).replace("_", " ") for o in getattr(issue, "options", ())]
         self.facts = " ".join(facts).lower()
+        # The words a term's value ends on: options, units, issue names ("net60", "days", "guided").
+        terms = [f"{i.name} {i.name.replace('_', ' ')} {i.unit}" for i in sc.issues]
+        terms += [f"{o} {str(o).replace('_', ' ')}" for i in sc.issues for o in getattr(i, "options", ())]
+        self.vocabulary = set(re.findall(r"[\w%-]+", " ".join([*terms, sc.currency]).lower()))
         self.price_issues = [i for i in sc.issues if isinstance(i, NumericIssue) and "price" in i.name]
         self.prices_above_1 = all(i.low >= 1 for i in self.price_issues)
 
@@ -153,7 +157,7 @@ class Grounding:
         allowed = self._allowed_numbers(action)
         for k, sentence in enumerate(said):
             reason = self._reason(action, sentence, allowed)
-            if reason is None and k == len(said) - 1 and _CUT.search(sentence):
+            if reason is None and k == len(said) - 1 and (_CUT.search(sentence) or self._unfinished(sentence)):
                 reason = "cut"
             if reason is not None:
                 out.append(Finding(reason, sentence))
@@ -192,6 +196,16 @@ class Grounding:
             return "price"
         return None
 
+    def _unfinished(self, sentence: str) -> bool:
+        """A long last sentence with no end mark that does not end on a term's value: "If you wish
+        to purchase this offer, pay no more than the amount of the first item". A list of terms
+        left unpunctuated ("..., payment terms net60") ends on a value and is finished."""
+        words = re.findall(r"[\w.%-]+", sentence.lower())
+        if len(words) < 6 or re.search(r"[.!?…)\"'”»]\s*$", sentence):
+            return False
+        last = words[-1].strip(".")
+        return not re.fullmatch(r"[\d.,%-]+", last) and last not in self.vocabulary
+
     def _listed(self, words: str) -> bool:
         """Whether the listing's own text names this commitment (its stem, at least)."""
         stem = [w for w in re.sub(r"[^a-z]", " ", words.lower()).split() if len(w) > 2]
@@ -223,10 +237,10 @@ class Grounding:
             high = max(i.high for i in self.price_issues) * 2
             # Beside the currency, a count is no price ("one more time, 148.5 USD"): small numbers
             # count only as an amount of money written next to the currency ("$0", "0.12 USD").
-            amount = r"(?<![\d.,])\d+(?:\.\d+)?(?![\d,])"
+            amount = r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])"
             attached = re.compile(rf"(?:{marker})\s?{amount}|{amount}\s?(?:{marker})", re.I)
             near = " ".join(m.group() for m in attached.finditer(sentence))
-            small = [float(x) for x in re.findall(amount, near)]
+            small = [float(x.replace(",", "")) for x in re.findall(amount, near) if x.replace(",", "")]
             said = [x for x in said if x >= low] + [x for x in small if x < low]
             for m in _BARE_NUMBER.finditer(sentence):
                 x = float(m.group(0).replace(",", ""))
