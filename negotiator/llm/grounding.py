@@ -39,7 +39,9 @@ _CLAIMS_DEAL = re.compile(
     r"|\bagreed\b(?!\s+(?:to\s+)?(?:on\s+)?(?:yet|soon))|\bdeal\s+is\s+done\b|\bcongratulations\b"
     r"|^\W*sold\b|\bwe\s+have\s+(?:an\s+)?agreement\b|\b(?:offer|it|that|payment)\s+(?:is|has\s+been)\s+accepted\b"
     r"|\bpurchase\s+(?:decision\s+)?has\s+been\s+made\b|\b(?:buyer|you|they)\s+(?:has|have)\s+(?:now\s+)?accepted\b"
-    r"|\bthank\s+you\s+(?:so\s+much\s+|very\s+much\s+)?for\s+(?:your\s+)?(?:purchas|buying|your\s+order|doing\s+business)",
+    r"|\bthank\s+you\s+(?:so\s+much\s+|very\s+much\s+)?for\s+(?:your\s+)?(?:purchas|buying|your\s+order|doing\s+business)"
+    r"|\b(?:i'?ll|i\s+will|we'?ll|we\s+will)\s+(?:happily\s+|gladly\s+)?take\s+your\s+(?:option|offer|terms)\b"
+    r"|\b(?:and|we|i|will)\s+accept\s+(?:this|your|the)\s+offer\b",
     re.I,
 )
 _INVITES = re.compile(
@@ -64,7 +66,7 @@ _BUYER_ROLE = re.compile(
     r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
-    r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b",
+    r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b|\blet\s+(?:me|us)\s+(?:take|buy|have)\s+the\b",
     re.I,
 )
 _ANNOTATION = re.compile(
@@ -119,7 +121,7 @@ _BARE_NUMBER = re.compile(
 _CUT = re.compile(
     r"(?:[,;:(\[{–—$€£-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|our|their|its|at|in|on|by|from|into|about"
     r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no)"
-    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+)\s*$",  # "Price and delivery_days": a list the model did not finish
+    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+|\b(?:with|of|and|or)\s+\d+)\s*$",  # "Price and delivery_days", "service with 3"
     re.I,
 )
 
