@@ -307,11 +307,12 @@ def grpo_stage(check: Check, folder: Callable[[Check], Path], steps: int) -> str
     )
     if not moved > 0:
         raise AssertionError("the LoRA weights did not move (every group scored alike?)")
-    tokens = sum(r.get("seller_tokens", 0) + r.get("env_tokens", 0) for r in rows)
+    total = {k: sum(r.get(k, 0) for r in rows) for k in ("rollout_s", "optimize_s", "seller_tokens", "env_tokens")}
     return (
         f"{steps} step(s) x 8 negotiations ({cfg.strategy}), {check.dtype} on {check.device}: {seconds:.1f} s "
-        f"({seconds / steps:.1f} s/step), reward {rows[-1]['reward']:.3f}, loss {rows[-1]['loss']:.4f}, "
-        f"grad norm {rows[-1]['grad_norm']:.3g}, {tokens} completion tokens; LoRA moved"
+        f"(rollouts {total['rollout_s']:.1f} s + optimisation {total['optimize_s']:.1f} s), "
+        f"{total['seller_tokens']} tokens generated + {total['env_tokens']} from the environment; last step: "
+        f"reward {rows[-1]['reward']:.3f}, loss {rows[-1]['loss']:.4f}, grad norm {rows[-1]['grad_norm']:.3g}; LoRA moved"
     )
 
 

@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 command -v "$PY" >/dev/null 2>&1 || PY=python
-if compgen -G ".whl/*.whl" >/dev/null; then
+if [[ " $* " != *" --dry-run "* ]] && compgen -G ".whl/*.whl" >/dev/null; then  # the host's wheels, not the dry run's
   site="${TMPDIR:-/tmp}/gpu-check-site"
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" .whl/*.whl \
     || { echo "gpu_check: could not install the wheels in .whl/ (see pip's message above)"; exit 2; }
