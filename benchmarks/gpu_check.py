@@ -24,7 +24,8 @@ tokens against 490 to 540), so the timings are an upper bound on the real model'
 A stage whose Python packages are missing (trl on a bare GPU host, say) is skipped with
 a line naming the package, never a traceback: benchmarks/gpu_wheels.sh fetches wheels to
 carry there, and gpu_check.sh installs them from ``.whl/``. The exit status is 1 when a
-stage failed, else 0.
+stage failed, 3 when every stage was skipped (nothing was checked), 2 for a bad argument,
+else 0.
 
 ``--dry-run`` runs on the CPU (CUDA hidden), in float32: the tiny model's stages as on the
 GPU but one GRPO step; the 270M-shaped model is built, saved and read back, and decodes two
@@ -407,7 +408,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped",
         flush=True,
     )
-    return 1 if counts["FAIL"] else 0
+    if counts["FAIL"]:
+        return 1
+    if not counts["PASS"]:
+        print("gpu_check: no stage ran (every one was skipped): this checked nothing")
+        return 3
+    return 0
 
 
 if __name__ == "__main__":

@@ -78,6 +78,20 @@ def test_a_failing_stage_fails_the_check():
     assert re.search(r"total\s+[\d.]+ s\s+0 passed, 1 failed, 1 skipped", out)
 
 
+def test_without_a_gpu_every_stage_is_skipped_and_the_check_is_not_green():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the stages would run")
+    rc, lines, out = _run()
+    assert rc == 3, out[-3000:]
+    assert list(lines) == ["decoder/tiny", "decoder/270m", "grpo/tiny", "grpo/270m"]
+    assert set(lines.values()) == {
+        "SKIP skipped: no CUDA device (torch.cuda.is_available() is False); --dry-run runs on the CPU"
+    }
+    assert out.strip().splitlines()[-1] == "gpu_check: no stage ran (every one was skipped): this checked nothing"
+
+
 def test_bad_stage_names_are_refused_in_one_line():
     rc, lines, out = _run("--dry-run", "--stages", "grpo/7b")
     assert rc == 2 and not lines
