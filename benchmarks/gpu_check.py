@@ -33,10 +33,12 @@ rows of 12 tokens; its GRPO stage builds the config on the meta device (the para
 is checked) and says it was skipped. A CPU test (tests/test_gpu_check.py) runs it, in about
 a minute on 2 cores.
 
-    bash benchmarks/gpu_check.sh [--dry-run] [--stages decoder/tiny,grpo/tiny] [--keep DIR]
+    bash benchmarks/gpu_check.sh [--dry-run] [--stages decoder/tiny,grpo/tiny] [--keep DIR] [--limit S]
 
-``GPU_CHECK_FAIL=STAGE`` makes that stage fail on purpose (the test checks that a failure
-gives a FAIL line and a non-zero exit).
+Each stage runs in a process of its own, stopped at its time limit (``--limit`` overrides
+it): a stage that hangs or crashes is a FAIL line and the next stage still runs.
+``GPU_CHECK_FAIL=STAGE`` makes that stage fail on purpose, ``GPU_CHECK_HANG=STAGE`` hang
+(the test checks that each gives a FAIL line and a non-zero exit).
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ GEMMA_3_270M: dict[str, Any] = {
     },
 }
 GEMMA_3_270M_PARAMS = 268_098_176  # with tied embeddings, as transformers counts the real one
+
+# Each stage runs in a process of its own, stopped at its limit: on an H200 all four fit in
+# 8 minutes even if each one hangs. The dry run's are for a busy 2-core CPU.
+LIMITS = {"decoder/tiny": 60, "decoder/270m": 90, "grpo/tiny": 120, "grpo/270m": 210}
+DRY_LIMITS = dict.fromkeys(STAGES, 240)
 
 DECODER_ROWS = 8
 DECODER_TOKENS = 64
@@ -332,6 +339,9 @@ def run_stage(check: Check, name: str) -> Result:
     try:
         if os.environ.get("GPU_CHECK_FAIL") == name:
             raise AssertionError(f"failed on purpose (GPU_CHECK_FAIL={name})")
+        if os.environ.get("GPU_CHECK_HANG") == name:
+            print(f"hanging on purpose (GPU_CHECK_HANG={name})", file=sys.stderr, flush=True)
+            time.sleep(3600)
         if check.dry_run and name == "grpo/270m":
             why = meta_270m_skip(check)
         elif name == "decoder/tiny":
@@ -354,6 +364,47 @@ def run_stage(check: Check, name: str) -> Result:
         if os.environ.get("GPU_CHECK_TRACEBACK"):
             traceback.print_exc()
     return Result(name, status, time.perf_counter() - t0, why)
+
+
+def run_isolated(check: Check, name: str, limit: float) -> Result:
+    """``run_stage`` in a process of its own, stopped after ``limit`` seconds: a stage that
+    hangs or crashes (a CUDA fault, memory) is a FAIL line, and the stages after it still run."""
+    import subprocess
+
+    cmd = [sys.executable, __file__, "--stage-worker", name, "--keep", str(check.work)]
+    cmd += ["--dry-run"] if check.dry_run else []
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        last = _last_line(err)
+        return Result(
+            name,
+            "FAIL",
+            time.perf_counter() - t0,
+            f"timed out after {limit:.0f} s" + (f"; last said: {last}" if last else ""),
+        )
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith(RESULT):
+            r = json.loads(line[len(RESULT) :])
+            if os.environ.get("GPU_CHECK_TRACEBACK") and r["status"] == "FAIL":
+                sys.stdout.write(proc.stderr[-6000:])
+            return Result(name, r["status"], r["seconds"], r["why"])
+    return Result(
+        name,
+        "FAIL",
+        time.perf_counter() - t0,
+        f"its process ended (exit status {proc.returncode}) without a result; last said: {_last_line(proc.stderr)}",
+    )
+
+
+RESULT = "GPU_CHECK_RESULT "
+
+
+def _last_line(text: str) -> str:
+    lines = [x.strip() for x in text.replace("\r", "\n").splitlines() if x.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def host_line(check: Check) -> str:
@@ -383,7 +434,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="run on the CPU, small: what a CPU test can run")
     p.add_argument("--stages", default=",".join(STAGES), help=f"comma-separated, of: {', '.join(STAGES)}")
     p.add_argument("--keep", type=Path, help="write the models and runs here (default: a temporary folder)")
+    p.add_argument("--limit", type=float, help="seconds each stage may take (default: 60 to 210 by stage; dry run 240)")
+    p.add_argument("--stage-worker", help=argparse.SUPPRESS)  # one stage, in the process run_isolated starts
     a = p.parse_args(argv)
+    if a.stage_worker:
+        r = run_stage(Check(dry_run=a.dry_run, work=a.keep), a.stage_worker)
+        print(RESULT + json.dumps({"status": r.status, "seconds": r.seconds, "why": r.why}), flush=True)
+        return 0
     if a.dry_run:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch loads: the dry run is the CPU's, on any host
     stages = [s.strip() for s in a.stages.split(",") if s.strip()]
@@ -400,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         results = []
         for name in stages:
-            results.append(run_stage(check, name))
+            results.append(run_isolated(check, name, a.limit or (DRY_LIMITS if a.dry_run else LIMITS)[name]))
             print(results[-1].line(), flush=True)
     counts = {s: sum(r.status == s for r in results) for s in ("PASS", "FAIL", "SKIP")}
     print(

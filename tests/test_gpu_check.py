@@ -36,7 +36,7 @@ def _run(*args: str, **env: str) -> tuple[int, dict[str, str], str]:
         ["bash", str(SCRIPT), *args],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         env={**os.environ, "PYTHON": sys.executable, "OMP_NUM_THREADS": "1", **env},
     )
     lines = {}
@@ -75,6 +75,18 @@ def test_a_failing_stage_fails_the_check():
     assert rc == 1, out[-3000:]
     assert lines["decoder/tiny"].startswith("FAIL AssertionError: failed on purpose (GPU_CHECK_FAIL=decoder/tiny)")
     assert lines["grpo/270m"].startswith("SKIP skipped in --dry-run")  # the other stages still run
+    assert re.search(r"total\s+[\d.]+ s\s+0 passed, 1 failed, 1 skipped", out)
+
+
+def test_a_hanging_stage_is_stopped_at_its_limit_and_fails():
+    rc, lines, out = _run(
+        "--dry-run", "--stages", "decoder/tiny,grpo/270m", "--limit", "20", GPU_CHECK_HANG="decoder/tiny"
+    )
+    assert rc == 1, out[-3000:]
+    assert lines["decoder/tiny"] == (
+        "FAIL timed out after 20 s; last said: hanging on purpose (GPU_CHECK_HANG=decoder/tiny)"
+    )
+    assert lines["grpo/270m"].startswith("SKIP skipped in --dry-run")  # the next stage still ran
     assert re.search(r"total\s+[\d.]+ s\s+0 passed, 1 failed, 1 skipped", out)
 
 
