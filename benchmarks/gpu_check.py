@@ -284,7 +284,7 @@ def grpo_stage(check: Check, folder: Callable[[Check], Path], steps: int) -> str
         "cpu" if check.dry_run else "gpu",
         out=out,
         base=f"local/{base}",
-        lr=5e-3,
+        lr=6e-4,  # the cpu profile's rate, which moved the 270M's LoRA
         steps=steps,
         dtype=check.dtype,
         generation="transformers",  # vLLM is not on the GPU host; this is the local decoder the CPU trains with
@@ -313,14 +313,16 @@ def grpo_stage(check: Check, folder: Callable[[Check], Path], steps: int) -> str
         for k, v in load_file(str(out / "adapter" / "adapter_model.safetensors")).items()
         if "lora_B" in k
     )
-    if not moved > 0:
-        raise AssertionError("the LoRA weights did not move (every group scored alike?)")
+    spread = any(r.get("frac_reward_zero_std", 0.0) < 1 for r in rows)  # some group's rewards differed
+    if spread and not moved > 0:
+        raise AssertionError("the LoRA weights did not move, though some group's rewards differed")
+    lora = "LoRA moved" if moved > 0 else "LoRA unchanged: every group scored alike (no advantage to learn from)"
     total = {k: sum(r.get(k, 0) for r in rows) for k in ("rollout_s", "optimize_s", "seller_tokens", "env_tokens")}
     return (
         f"{steps} step(s) x 8 negotiations ({cfg.strategy}), {check.dtype} on {check.device}: {seconds:.1f} s "
         f"(rollouts {total['rollout_s']:.1f} s + optimisation {total['optimize_s']:.1f} s), "
         f"{total['seller_tokens']} tokens generated + {total['env_tokens']} from the environment; last step: "
-        f"reward {rows[-1]['reward']:.3f}, loss {rows[-1]['loss']:.4f}, grad norm {rows[-1]['grad_norm']:.3g}; LoRA moved"
+        f"reward {rows[-1]['reward']:.3f}, loss {rows[-1]['loss']:.4f}, grad norm {rows[-1]['grad_norm']:.3g}; {lora}"
     )
 
 
