@@ -67,13 +67,13 @@ class Pass:
         for request, _, n in self.rows:
             self.kv.length[request] = self.kv.length.get(request, 0) + n
 
-    def mask(self, past: int, n: int, lo: int, window: int | None) -> torch.Tensor:
+    def mask(self, past: int, n: int, lo: int, window: int | None, device=None) -> torch.Tensor:
         """Which keys (positions lo..past+n-1) each of ``n`` queries (positions past..) may see."""
-        key = (past, n, lo, window)
+        key = (past, n, lo, window, device)
         m = self._masks.get(key)
         if m is None:
-            q = torch.arange(past, past + n)[:, None]
-            k = torch.arange(lo, past + n)[None, :]
+            q = torch.arange(past, past + n, device=device)[:, None]
+            k = torch.arange(lo, past + n, device=device)[None, :]
             m = k <= q
             if window is not None:
                 m &= q - k < window
@@ -123,7 +123,7 @@ def _attention(
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scaling, enable_gqa=True)
         else:
             o = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=p.mask(past, n, lo, sliding_window), scale=scaling, enable_gqa=True
+                q, k, v, attn_mask=p.mask(past, n, lo, sliding_window, q.device), scale=scaling, enable_gqa=True
             )
         out[0, start : start + n] = o[0].transpose(0, 1)
     return out, None

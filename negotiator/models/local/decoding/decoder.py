@@ -153,12 +153,13 @@ class Decoder:
             invariant_count(len(last), self.model.dtype) - len(last)
         )  # the logits' row count, too
         step = Pass(kv, plan)
+        device = self.model.device  # the pass is planned on the CPU; a GPU model reads it on its own device
         logits = self.model(
-            input_ids=ids,
-            position_ids=positions,
+            input_ids=ids.to(device),
+            position_ids=positions.to(device),
             use_cache=False,
-            logits_to_keep=torch.tensor(keep),
+            logits_to_keep=torch.tensor(keep, device=device),
             negotiator_pass=step,
         ).logits
         step.commit()
-        return logits[0, : len(live), :].float()
+        return logits[0, : len(live), :].float().cpu()  # the grammar's masks and the sampling run on the CPU
