@@ -35,7 +35,8 @@ RETRY_TEMPLATE = "Your reply could not be used: {feedback} Reply again with one 
 # example exchange in this very outcome space, and short turn messages. Version 3 adds the
 # assisted mode: with a strategy, each turn message ends with the strategy's options and
 # the model answers with a choice (negotiator.llm.assist). Version 4 tells the seller what it may
-# promise (the listing, its policies, the move's terms) before the guard has to remove the rest.
+# promise (the listing, its policies, the move's terms) before the guard has to remove the rest;
+# a clause "no sale until an offer is accepted" made the 270M claim sales (docs/guard.md).
 
 
 def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
@@ -62,7 +63,7 @@ def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json", ass
         backed = "this listing, its policies and your offer" if sc.product.policies else "this listing and your offer"
         lines.append(
             f"Say only what {backed} hold: no refunds, returns, fees, taxes, deposits, gifts, deadlines or "
-            "conditions of your own, no other prices or currencies, and no sale until an offer is accepted."
+            "conditions of your own, and no other prices or currencies."
         )
     lines.append("Issues; every offer gives one allowed value for each:")
     lines += [_issue_line(view, issue) for issue in sc.issues]
