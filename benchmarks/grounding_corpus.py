@@ -49,6 +49,9 @@ from negotiator.party import PartyView, PublicMove
 from negotiator.runtime.log import read_episodes
 
 CORPUS = Path(__file__).with_name("data") / "grounding_corpus.jsonl"
+# What the buyers read in a later run (the shipped prompt and this guard), labelled by hand:
+# text the check was not developed on.
+HELDOUT = Path(__file__).with_name("data") / "grounding_heldout.jsonl"
 CATEGORIES = (
     "claims_deal",
     "other_terms",
@@ -208,7 +211,7 @@ def measure(items: list[dict]) -> Measure:
             for c in label["categories"]:
                 out.labelled[c] += 1
                 out.caught[c] += changed
-        if item["stage"] in ("buyer", "both"):  # as read
+        if item["stage"] in ("buyer", "both", "read"):  # as read ("read": only as read, from a later run)
             out.read += 1
             out.after.update(label["categories"])
     return out
@@ -251,7 +254,7 @@ def main() -> None:
     mg.add_argument("--out", type=Path, default=CORPUS)
     mg.add_argument("--to-label", type=Path, required=True)
     sc = sub.add_parser("score", help="the guard against the labelled corpus")
-    sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS)
+    sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS, help=f"default {CORPUS}; or {HELDOUT}")
     args = ap.parse_args()
     if args.command == "export":
         export(args.runs, args.out)
