@@ -41,7 +41,10 @@ _CLAIMS_DEAL = re.compile(
     r"|\bpurchase\s+(?:decision\s+)?has\s+been\s+made\b|\b(?:buyer|you|they)\s+(?:has|have)\s+(?:now\s+)?accepted\b"
     r"|\bthank\s+you\s+(?:so\s+much\s+|very\s+much\s+)?for\s+(?:your\s+)?(?:purchas|buying|your\s+order|doing\s+business)"
     r"|\b(?:i'?ll|i\s+will|we'?ll|we\s+will)\s+(?:happily\s+|gladly\s+)?take\s+your\s+(?:option|offer|terms)\b"
-    r"|\b(?:and|we|i|will)\s+accept\s+(?:this|your|the)\s+offer\b",
+    r"|\b(?:and|we|i|will)\s+accept\s+(?:this|your|the)\s+offer\b|\boffer\s+accepted\b|\bfinal\s+agreement\b"
+    r"|\bthanks?\s+(?:you\s+)?(?:very\s+much\s+|so\s+much\s+)?for\s+(?:taking|accepting|agreeing\s+to)\s+(?:our|my|this|the)\s+(?:\w+\s+)?(?:offer|deal)\b"
+    r"|\bfor\s+placing\s+(?:an|your)\s+order\b"
+    r"|\bmade\s+you\s+a\s+deal\b",
     re.I,
 )
 _INVITES = re.compile(
@@ -56,14 +59,14 @@ _WORTH = re.compile(r"(?<![\d.,$€£])0\.\d{1,3}\b")
 # An acceptance takes the buyer's terms as they stand: a condition added to it proposes others.
 _OTHER_TERMS = re.compile(
     r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
-    r"|\bno\s+deal\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
+    r"|\bno\s+deal\b|\bno\s+offer\s+accepted\b|\bcan(?:no|')t\s+do\s+it\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
     r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b",
     re.I,
 )  # ...and one that says it does not accept contradicts its own move
 _BUYER_ROLE = re.compile(
     r"\bI(?:'ll|\s+will|\s+would|'d|\s+can|\s+am\s+willing\s+to|'m\s+willing\s+to|\s+am\s+ready\s+to)?"
     r"\s+(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
-    r"|\b(?:my|our)\s+budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
+    r"|\b(?:my|our)\s+(?:own\s+)?budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
     r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b|\blet\s+(?:me|us)\s+(?:take|buy|have)\s+the\b",
@@ -73,7 +76,7 @@ _ANNOTATION = re.compile(
     r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
     r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b"  # the seller's private figures, its menu's ids
     r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]|\.{3}\s*\(\d+\)"
-    r"|:\s*(?:\.{3}|…)\s*$|^\s*(?:\.{3}|…|\(\d+\)\.?)\s*$|\([^)]*\b[a-z]+_[a-z]+\b[^)]*\)|\(\s*name\s*\+",  # a placeholder where the terms go  # the answer format's residue: '”.}', '[net60]'
+    r"|:\s*(?:\.{3}|…)\s*$|^\s*(?:\.{3}|…|\(\d+\)\.?)\s*$|\([^)]*\b[a-z]+_[a-z]+\b[^)]*\)|\(\s*name\s*\+|\b[a-z]+_[a-z_]+\(\)|\bmake_offer\b",  # a placeholder where the terms go  # the answer format's residue: '”.}', '[net60]'
     re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
@@ -81,7 +84,11 @@ _COMMITMENTS: dict[str, str] = {
     "refund": r"\brefund\w*|\bnon[- ]?refundable\b|\bmoney[- ]back\b",
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
-    "any_price": r"\b(?:any|whatever)\s+price\b|\bprice\s+you\s+(?:like|want|choose)\b",
+    "any_price": r"\b(?:any|whatever)\s+price\b|\bprice\s+you\s+(?:like|want|choose)\b"
+    r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b",
+    "stock": r"\bout\s+of\s+stock\b|\bin\s+stock\b",
+    "meeting": r"\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
+    r"|\bby\s+(?:text|calling|phone)\b",
     "shipping": r"\bfree\s+(?:shipping|delivery|installation)\b|\b(?:shipping|delivery)\s+(?:is\s+)?(?:free|on\s+(?:me|us))\b",
     "fees": r"\bfees?\b|\bsurcharge\w*|\bhandling\s+charge",
     "tax": r"\btax(?:es)?\b|\bvat\b|\bduty\b|\bduties\b",
@@ -97,6 +104,7 @@ _COMMITMENTS: dict[str, str] = {
     "dates": r"\b(?:by|until|before|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight"
     r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
     r"|\b(?:stands?|valid|good|open)\s+(?:for|until)\s+(?:\d|an?\b|one|two|three|the\s+next|today|tomorrow|this)|\b\d+\s+(?:hours?|days?)\s+only\b|\bnext\s+(?:month|year)\b"
+    r"|\b(?:january|february|march|april|june|july|august|september|october|november|december)\s+\d{1,2}\b"
     r"|\bnext\s+(?:business\s+|working\s+)?day\b|\b(?:this|next)\s+week\b|\b\d{1,2}(?::\d{2})?\s*(?:am|pm)\b|\bo'?clock\b"
     r"|\b(?:ship|deliver|send)\w*\s+(?:it\s+)?(?:today|tomorrow|tonight)\b",
     "contact": r"\be-?mail\b|@\w|\bphone\b|\bcall\s+(?:me|us)\b|\bwhatsapp\b|\btext\s+me\b|\bwebsite\b|https?://|www\."
@@ -121,7 +129,7 @@ _BARE_NUMBER = re.compile(
 _CUT = re.compile(
     r"(?:[,;:(\[{–—$€£-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|our|their|its|at|in|on|by|from|into|about"
     r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no)"
-    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+|\b(?:with|of|and|or)\s+\d+)\s*$",  # "Price and delivery_days", "service with 3"
+    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+|\b(?:with|of|and|or|an?)\s+\d+|\bis\s+\d)\s*$",  # "Price and delivery_days", "service with 3"
     re.I,
 )
 
