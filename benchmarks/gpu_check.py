@@ -198,26 +198,6 @@ def need_cuda(check: Check) -> None:
         raise Skip("skipped: no CUDA device (torch.cuda.is_available() is False); --dry-run runs on the CPU")
 
 
-def seller_prompts(n: int) -> list[tuple[list[dict], dict]]:
-    """(messages, action schema) of ``n`` real first seller turns of the quick suite."""
-    from evals.suites import get_suite
-    from negotiator.actions import MakeOffer, action_json_schema
-    from negotiator.llm.prompt import render_messages
-    from negotiator.party import PartyView, PublicMove
-
-    out = []
-    scenarios = get_suite("quick").scenarios()
-    for i in range(n):
-        sc = scenarios[i % len(scenarios)]
-        moves: tuple[PublicMove, ...] = ()
-        allowed: tuple[str, ...] = ("make_offer", "walk_away")
-        if sc.opener == "buyer":  # the seller answers the buyer's opening offer
-            moves = (PublicMove(party="buyer", action=MakeOffer(terms=sc.buyer.ideal(sc.space), message="My offer.")),)
-            allowed = ("make_offer", "accept", "walk_away")
-        out.append((render_messages(PartyView.of(sc, "seller", moves)), action_json_schema(sc.space, allowed)))
-    return out
-
-
 def decoder_stage(
     check: Check, folder: Callable[[Check], Path], rows: int = DECODER_ROWS, tokens: int = DECODER_TOKENS
 ) -> str:
@@ -236,7 +216,9 @@ def decoder_stage(
     model.eval()
     set_turn_stops(model, tok)
     engine = Decoder(model, tok)
-    prompts = seller_prompts(rows)
+    from evals.prompts import first_seller_turns
+
+    prompts = first_seller_turns(rows)
 
     def requests():
         return [

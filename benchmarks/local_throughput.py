@@ -35,12 +35,10 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as the local server runs (before torch loads)
 
-from negotiator.actions import MakeOffer, action_json_schema  # noqa: E402
-from negotiator.llm.prompt import render_messages  # noqa: E402
+from evals.prompts import first_seller_turns  # noqa: E402
 from negotiator.models.base import ModelRequest  # noqa: E402
 from negotiator.models.local import local_model, local_servers  # noqa: E402
 from negotiator.models.local.prepare import models_dir, prepare  # noqa: E402
-from negotiator.party import PartyView, PublicMove  # noqa: E402
 from negotiator.runtime.log import read_episodes  # noqa: E402
 
 SPEC = "local/gemma-3-270m"
@@ -48,24 +46,6 @@ SPEC = "local/gemma-3-270m"
 
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def seller_prompts(n: int) -> list[tuple[list[dict], dict]]:
-    """(messages, action schema) of ``n`` real first seller turns of the quick suite."""
-    from evals.suites import get_suite
-
-    out = []
-    scenarios = get_suite("quick").scenarios()
-    for i in range(n):
-        sc = scenarios[i % len(scenarios)]
-        moves: tuple[PublicMove, ...] = ()
-        allowed = ("make_offer", "walk_away")
-        if sc.opener == "buyer":  # the seller answers the buyer's opening offer
-            moves = (PublicMove(party="buyer", action=MakeOffer(terms=sc.buyer.ideal(sc.space), message="My offer.")),)
-            allowed = ("make_offer", "accept", "walk_away")
-        view = PartyView.of(sc, "seller", moves)
-        out.append((render_messages(view), action_json_schema(sc.space, allowed)))
-    return out
 
 
 async def local_round(model, prompts, max_tokens: int) -> tuple[int, int, float]:
@@ -86,7 +66,7 @@ def throughput(concurrency: int, rounds: int, max_tokens: int) -> dict:
     from negotiator.models.local.decoding import Decoder, Request, chat_text, sampling_defaults
     from negotiator.models.local.engine import load_model
 
-    prompts = seller_prompts(concurrency)
+    prompts = first_seller_turns(concurrency)
     folder = models_dir() / "gemma-3-270m"
     model, tok, _ = load_model(folder)  # in the dtype the server picks on this CPU
     tok.padding_side = "left"
@@ -141,7 +121,7 @@ def vs_transformers_serve(concurrency: int, rounds: int, max_tokens: int) -> dic
     from negotiator.actions import ActionParseError, parse_text_action
     from negotiator.models.litellm_model import LiteLLMModel
 
-    prompts = seller_prompts(concurrency)
+    prompts = first_seller_turns(concurrency)
     from evals.suites import get_suite
 
     spaces = [get_suite("quick").scenarios()[i % 6].space for i in range(concurrency)]
