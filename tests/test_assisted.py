@@ -129,6 +129,11 @@ async def test_the_chat_stays_append_only_with_advice_in_every_turn(seller_first
             (s, "rule/responsive", "scripted/boulware", "rule/threat") for s in range(4, 6)
         ),  # it reads the buyer's words
         *((s, "rule/boulware?noise=0", "scripted/boulware?strategy=boulware", "rule/tit_for_tat") for s in range(6, 8)),
+        # the decision menu: a model that always takes the recommended move is the responsive rule
+        *(
+            (s, "rule/responsive", "scripted/boulware?menu=moves", b)
+            for s, b in enumerate(("rule/tit_for_tat", "rule/threat", "rule/holdout", "rule/micro", "rule/conceder"), 8)
+        ),
     ],
 )
 async def test_a_model_that_takes_every_recommendation_plays_the_rule_seller_exactly(seed, rule, assisted, buyer):

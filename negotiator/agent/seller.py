@@ -63,6 +63,8 @@ STRATEGY_KEYS = (
     "hurry",
     "reader",
     "opponent",
+    "menu",  # what the model chooses among: offers of equal worth, or the priced moves
+    "words",  # who writes the message: the model, or the strategy's own sentence (the model decides only)
 )
 
 

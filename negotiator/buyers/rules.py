@@ -37,7 +37,7 @@ import time
 from typing import Any
 
 from ..actions import Accept, MakeOffer, WalkAway
-from ..domain.issues import NumericIssue, Offer, _fmt
+from ..domain.issues import Offer, terms_in_words
 from ..domain.scenario import Role, other
 from ..errors import UsageError
 from ..party import AnyAction, PartyView, TurnRecord
@@ -134,16 +134,8 @@ class RuleParty:
         text = rng.choice(pool)
         return text.format(terms=self._summary(view, terms) if terms else "")
 
-    def _summary(self, view: PartyView, terms: Offer) -> str:
-        parts = []
-        for issue in view.space.issues:
-            v = terms[issue.name]
-            if isinstance(issue, NumericIssue):
-                unit = f" {issue.unit}" if issue.unit else ""
-                parts.append(f"{issue.name.replace('_', ' ')} {_fmt(v)}{unit}")
-            else:
-                parts.append(f"{issue.name.replace('_', ' ')} {v}")
-        return ", ".join(parts)
+    def _summary(self, view: PartyView, terms: Offer) -> str:  # the talkers' phrasebook calls it
+        return terms_in_words(view.space, terms)
 
     # -- the move ------------------------------------------------------------------
     def decide(self, view: PartyView) -> AnyAction:
@@ -154,7 +146,7 @@ class RuleParty:
             return self.talker.decide(self, view, rng, advice)
         if advice.accept:
             return Accept(message=self._say(_ACCEPT, rng, view, None))
-        offer = advice.candidates[0].terms
+        offer = advice.offer.terms
         standing = view.standing_offer
         if self.tactic == "threatener" and standing is not None:
             threat = self._threat(view, advice.floor)

@@ -363,3 +363,13 @@ def _fmt(x: object) -> str:
     if isinstance(x, float) and x.is_integer():
         return str(int(x))
     return str(x)
+
+
+def terms_in_words(space: OutcomeSpace, terms: Offer) -> str:
+    """Terms as a shopper reads them: ``price 540 USD, delivery days 7 days, warranty extended``."""
+    parts = []
+    for issue in space.issues:
+        v = terms[issue.name]
+        unit = f" {issue.unit}" if isinstance(issue, NumericIssue) and issue.unit else ""
+        parts.append(f"{issue.name.replace('_', ' ')} {_fmt(v)}{unit}")
+    return ", ".join(parts)

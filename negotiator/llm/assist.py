@@ -29,7 +29,7 @@ from ..actions import (
     read_action_data,
     terms_schema,
 )
-from ..domain.issues import OutcomeSpace
+from ..domain.issues import OutcomeSpace, terms_in_words
 from ..errors import InvalidOffer
 from ..party import AnyAction, PartyView
 from ..strategy import Advice
@@ -42,19 +42,18 @@ def advice_for(view: PartyView, strategy) -> Advice:
     return strategy.advise(view.situation())
 
 
-def answer_schema(advice: Advice, space: OutcomeSpace) -> dict[str, Any]:
-    """JSON schema of one answer: the open actions, the choice an enum of the candidate ids."""
+def answer_schema(advice: Advice, space: OutcomeSpace, words: str = "model") -> dict[str, Any]:
+    """JSON schema of one answer: the open actions, the choice an enum of the candidate ids
+    (``words="strategy"``: no message; the strategy's sentence goes with the move)."""
     variants = []
+    said = {"message": _MESSAGE} if words == "model" else {}
     for name in advice.actions:
         props: dict[str, Any] = {"action": {"const": name}}
         required = ["action"]
         if name == "make_offer":
             if advice.choices:
                 variants.append(
-                    _variant(
-                        {**props, "choice": {"enum": list(advice.choices)}, "message": _MESSAGE},
-                        [*required, "choice", "message"],
-                    )
+                    _variant({**props, "choice": {"enum": list(advice.choices)}, **said}, [*required, "choice", *said])
                 )
             if advice.own_terms:
                 variants.append(
@@ -63,7 +62,7 @@ def answer_schema(advice: Advice, space: OutcomeSpace) -> dict[str, Any]:
                     )
                 )
             continue
-        variants.append(_variant({**props, "message": _MESSAGE}, [*required, "message"]))
+        variants.append(_variant({**props, **said}, [*required, *said]))
     return variants[0] if len(variants) == 1 else {"anyOf": variants}
 
 
@@ -72,19 +71,19 @@ def _variant(props: dict, required: list[str]) -> dict[str, Any]:
 
 
 _TOOL_TEXT = {
-    "make_offer": "Offer one of the options worked out for you (its id), with a short message.",
+    "make_offer": "Offer one of the options worked out for you (its id or move), with a short message.",
     "accept": "Accept the buyer's standing offer exactly as it stands.",
     "walk_away": "End the negotiation without a deal.",
 }
 
 
-def answer_tools(advice: Advice, space: OutcomeSpace) -> list[dict[str, Any]]:
+def answer_tools(advice: Advice, space: OutcomeSpace, words: str = "model") -> list[dict[str, Any]]:
     """OpenAI-format tool definitions for the open actions."""
     msg = {"type": "string", "description": "what you say to the buyer"}
     tools = []
     for name in advice.actions:
-        props: dict[str, Any] = {"message": msg}
-        required = ["message"]
+        props: dict[str, Any] = {"message": msg} if words == "model" else {}
+        required = ["message"] if words == "model" else []
         if name == "make_offer":
             if advice.choices:
                 props["choice"] = {"type": "string", "enum": list(advice.choices), "description": "the option's id"}
@@ -126,8 +125,9 @@ def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAc
         return WalkAway(message=message)
     choice, terms = data.get("choice"), data.get("terms")
     if choice is not None:
-        cid = str(choice).strip().upper()
-        if cid not in advice.choices:
+        said = str(choice).strip().lower()
+        cid = next((c for c in advice.choices if c.lower() == said), None)
+        if cid is None:
             raise ActionParseError(f"choice {choice!r} is not one of the options. {_choices(advice)}")
         return MakeOffer(terms=dict(advice.candidate(cid).terms), message=message)
     if terms is not None and advice.own_terms:
@@ -151,17 +151,38 @@ def read_answer(text: str) -> dict[str, Any]:
     return read_action_data(text)
 
 
-def answer_json(action: AnyAction, advice: Advice) -> str:
+def answer_json(action: AnyAction, advice: Advice, words: str = "model") -> str:
     """The answer a model in this mode writes for ``action`` (the rendered history of a past move)."""
     data: dict[str, Any] = {"action": action.action}
     if isinstance(action, MakeOffer):
         cid = advice.choice_of(action.terms)
         if cid is not None:
             data["choice"] = cid
-            data["message"] = action.message
+            if words == "model":
+                data["message"] = action.message
         else:  # not one of the options (own terms, a repair): the terms themselves
             data["message"] = action.message
             data["terms"] = action.terms
-    else:
+    elif words == "model":
         data["message"] = action.message
     return json.dumps(data, ensure_ascii=False)
+
+
+_SENTENCES = {
+    "hold": "I'll stay at {terms}.",
+    "step": "I can move to {terms}.",
+    "big_step": "I can come a long way: {terms}.",
+    "final": "My final offer: {terms}.",
+}
+
+
+def move_sentence(action: AnyAction, advice: Advice, space: OutcomeSpace) -> str:
+    """The strategy's own sentence for a move (``words="strategy"``): the terms and nothing else,
+    so a decision-only seller says nothing its listing and its move do not hold."""
+    if isinstance(action, Accept):
+        return "Deal, thank you."
+    if isinstance(action, WalkAway):
+        return "I'm sorry we could not agree. Goodbye."
+    cid = advice.choice_of(action.terms)
+    template = _SENTENCES.get(cid or "", "Here is my offer: {terms}.")
+    return template.format(terms=terms_in_words(space, action.terms))

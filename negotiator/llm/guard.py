@@ -144,7 +144,7 @@ class Guard:
     def counter(self, standing: Offer | None) -> Offer:
         """The counter-offer to an accept the guard blocked: the strategy's recommended offer."""
         if self.advice is not None and self.advice.candidates:
-            return dict(self.advice.candidates[0].terms)
+            return dict(self.advice.offer.terms)
         return self.repair(standing if standing is not None else self.prefs.ideal(self.space))
 
     def leaks(self, sentence: str, terms: dict | None) -> bool:
@@ -166,7 +166,7 @@ def fallback_action(view: PartyView, advice: Advice | None = None) -> AnyAction:
     if advice is not None:
         if advice.accept:
             return Accept(message="That works for me.")
-        return MakeOffer(terms=dict(advice.candidates[0].terms), message="Here is my offer.")
+        return MakeOffer(terms=dict(advice.offer.terms), message="Here is my offer.")
     last = view.own_last_offer
     terms = last if last is not None else view.preferences.ideal(view.space)
     terms = view.limits.repair(terms, view.preferences, view.space)

@@ -49,7 +49,14 @@ def _issue_line(view: PartyView, issue: NumericIssue | DiscreteIssue) -> str:
     return f"- {issue.name}: one of {', '.join(json.dumps(o) for o in ranked)}{unit} (best for you first)"
 
 
-def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json", assisted: bool = False) -> str:
+def rules_text(
+    view: PartyView,
+    instructions: str = "",
+    mode: Mode = "json",
+    assisted: bool = False,
+    menu: str = "offers",
+    words: str = "model",
+) -> str:
     """The standing instructions: role, product, issues, own priorities, limits, format."""
     sc, me, them = view.scenario, view.role, other(view.role)
     deal = "selling" if me == "seller" else "buying"
@@ -81,7 +88,23 @@ def rules_text(view: PartyView, instructions: str = "", mode: Mode = "json", ass
         f"{view.max_turns // 2} rounds; you and the {them} take turns. On your turn: make_offer, accept the "
         f"{them}'s latest offer, or walk_away. No deal after the last round means no deal."
     )
-    if assisted:
+    said = ', "message": "..."' if words == "model" else ""
+    if assisted and menu == "moves":
+        lines.append(
+            f"Each turn you choose your move; each comes worked out, with its worth to you: hold (your last "
+            f"offer's worth again), step (the usual concession), big_step (a bigger one), final (your final "
+            f"offer: say it is final), accept the {them}'s offer, or walk_away. Read the {them}'s words and moves: "
+            f"concede to a {them} that concedes or will really walk, hold against one that bluffs or stands still."
+            + (" Write a short message in your own words; state only the terms of your move." if said else "")
+        )
+        if mode == "json":
+            lines.append(
+                f'Reply with one JSON object only: {{"action": "make_offer", "choice": "step"{said}}}, '
+                f'{{"action": "accept"{said}}} or {{"action": "walk_away"{said}}}.'
+            )
+        else:
+            lines.append("Act by calling exactly one tool: make_offer (with the move), accept or walk_away.")
+    elif assisted:
         lines.append(
             f"Each turn you get options worked out for you: offers worth the same to you that trade the other issues "
             f"differently (the one the {them} should like best first), and accepting when the {them}'s offer is good "
@@ -117,6 +140,8 @@ def _terms(terms: Offer) -> str:
 
 def advice_text(advice: Advice, them: str) -> str:
     """The strategy's options, as the assisted model reads them at the end of its turn message."""
+    if advice.menu == "moves":
+        return _moves_text(advice, them)
     lines = []
     if advice.final_move:
         lines.append("This is the last move of the negotiation: an offer now can no longer be accepted.")
@@ -129,6 +154,45 @@ def advice_text(advice: Advice, them: str) -> str:
             lines.append(f"Or accept the {them}'s offer (worth {advice.standing_worth:.2f} to you).")
     lines.append(f"Recommended: {advice.recommended}.")
     return "\n".join(lines)
+
+
+_MOVE_NOTES = {"hold": "your last offer's worth", "final": "your final offer"}
+
+
+def _moves_text(advice: Advice, them: str) -> str:
+    """The decision view: how the other side moved and what its words say, then every move priced."""
+    lines = []
+    if advice.final_move:
+        lines.append("This is the last move of the negotiation: an offer now can no longer be accepted.")
+    if advice.standing_worth is not None:
+        lines.append(f"The {them} has come {advice.conceded:.2f} of the way toward you (0 none, 1 all the way).")
+    read = _hints_text(advice)
+    if read:
+        lines.append(f"A keyword reading of the {them}'s words: {read}.")
+    lines.append("Your moves:")
+    for c in advice.candidates:
+        note = f", {_MOVE_NOTES[c.id]}" if c.id in _MOVE_NOTES else ""
+        lines.append(f"{c.id}: {_terms(c.terms)} (worth {c.worth:.2f} to you{note})")
+    if advice.can_accept:
+        lines.append(f"accept: the {them}'s offer (worth {advice.standing_worth:.2f} to you)")
+    if advice.can_walk_away:
+        lines.append("walk_away: no deal")
+    lines.append(f"Recommended: {advice.recommended}.")
+    return "\n".join(lines)
+
+
+def _hints_text(advice: Advice) -> str:
+    h = advice.hints
+    parts = []
+    if h.threat:
+        parts.append(f"a threat to walk away ({h.threats} so far)")
+    if h.hurry:
+        parts.append("in a hurry")
+    if h.quote:
+        parts.append("quotes " + _terms(h.quote))
+    if h.priorities:
+        parts.append("cares most about " + ", ".join(h.priorities))
+    return "; ".join(parts)
 
 
 def _move_text(view: PartyView, move: PublicMove) -> str:
@@ -171,8 +235,12 @@ def _example(view: PartyView, strategy: Strategy | None) -> tuple[str, str]:
     if strategy is None:
         return user, action_to_json(offer)
     worth = view.utility(ideal)
-    advice = Advice(target=worth, floor=0.0, progress=0.0, final_move=False, candidates=(Candidate("A", ideal, worth),))
-    return f"{user}\n{advice_text(advice, other(view.role))}", answer_json(offer, advice)
+    menu = strategy.menu
+    cid = "hold" if menu == "moves" else "A"
+    advice = Advice(
+        target=worth, floor=0.0, progress=0.0, final_move=False, candidates=(Candidate(cid, ideal, worth),), menu=menu
+    )
+    return f"{user}\n{advice_text(advice, other(view.role))}", answer_json(offer, advice, strategy.words)
 
 
 def render_messages(
@@ -191,7 +259,17 @@ def render_messages(
     """
     ex_user, ex_answer = _example(view, strategy)
     messages: list[dict] = [
-        {"role": "system", "content": rules_text(view, instructions, mode, assisted=strategy is not None)},
+        {
+            "role": "system",
+            "content": rules_text(
+                view,
+                instructions,
+                mode,
+                assisted=strategy is not None,
+                menu=strategy.menu if strategy else "offers",
+                words=strategy.words if strategy else "model",
+            ),
+        },
         {"role": "user", "content": ex_user},
         {"role": "assistant", "content": ex_answer},
     ]
@@ -215,7 +293,11 @@ def render_messages(
         if move.party == view.role:
             past_advice = advice_at(i)
             messages.append(user(i, past_advice))
-            answer = action_to_json(move.action) if past_advice is None else answer_json(move.action, past_advice)
+            answer = (
+                action_to_json(move.action)
+                if past_advice is None or strategy is None
+                else answer_json(move.action, past_advice, strategy.words)
+            )
             messages.append({"role": "assistant", "content": answer})
             since = []
         else:

@@ -142,6 +142,25 @@ def _recommended(request: ModelRequest) -> str:
     return _choice(advice.recommended, "Here is what I can do.")
 
 
+class _Move:
+    """An assisted seller's model that always makes one kind of move (``hold``, ``final``,
+    ``accept``, ``walk_away``...) when it is open, else the recommendation: a fixed decision
+    policy, so tests and benchmarks can price a decision."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __call__(self, request: ModelRequest) -> str:
+        advice = request.advice
+        if advice is None:
+            raise UsageError("scripted/move plays an assisted seller (a strategy with menu=moves)")
+        if self.kind in ("accept", "walk_away") and self.kind in advice.actions:
+            return _action(self.kind, "Alright.")
+        if self.kind in advice.choices:
+            return _choice(self.kind, "Here is my move.")
+        return _recommended(request)
+
+
 def _choice(cid: str, message: str) -> str:
     return json.dumps({"action": "make_offer", "choice": cid, "message": message})
 
@@ -301,7 +320,7 @@ def _accept_any(request: ModelRequest) -> str:
     return _action("make_offer", "My asking terms.", view.preferences.ideal(view.space))
 
 
-NAMED = ("boulware", "accept", "malformed", "invalid", "garbage", "hostile", "ungrounded", "flaky", "error")
+NAMED = ("boulware", "accept", "move", "malformed", "invalid", "garbage", "hostile", "ungrounded", "flaky", "error")
 
 UNGROUNDED = ("claims_deal", "commitment", "price", "buyer_role", "annotation", "cut")
 
@@ -350,6 +369,8 @@ def named_scripted_model(name: str, params: dict[str, str], spec: str) -> Script
         fn = tactic
     elif name == "accept":
         fn = _accept_any
+    elif name == "move":
+        fn = _Move(params.get("move", "step"))
     elif name == "malformed":
         fn = _FirstBadThenGood(lambda r: "Let me think about the price... I would say a fair deal is possible.", tactic)
     elif name == "invalid":

@@ -66,7 +66,8 @@ class Menu:
     """The moves open on this turn, priced, and the one the strategy recommends."""
 
     moves: tuple[Move, ...]
-    recommended: str
+    recommended: str  # a move kind: what the strategy does (accept included)
+    offer: str = "step"  # the offering move it makes when it does not accept
     hints: Hints = NO_HINTS
     conceded: float = 0.0  # how far the other side has come toward us (0..1)
 
@@ -94,17 +95,29 @@ class Advice:
     can_walk_away: bool = False
     own_terms: bool = False  # a model may propose terms of its own, worth at least ``target - leeway``
     leeway: float = 0.0
+    menu: str = (
+        "offers"  # "offers": candidates of equal worth (ids A, B...); "moves": the priced moves (ids hold, step...)
+    )
+    recommend: str | None = None  # the candidate the strategy would offer (default: the first)
+    conceded: float = 0.0  # how far the other side has come toward us (0..1), for a model's view
+    hints: Hints = NO_HINTS  # what the reader read in the other side's words, for a model's view
 
     @property
     def recommended(self) -> str:
         """``accept`` or the id of the candidate to offer."""
-        return ACCEPT if self.accept else self.candidates[0].id
+        return ACCEPT if self.accept else self.offer.id
+
+    @property
+    def offer(self) -> Candidate:
+        """The candidate the strategy would offer if it does not accept."""
+        return self.candidate(self.recommend) if self.recommend else self.candidates[0]
 
     @property
     def choices(self) -> tuple[str, ...]:
-        """The candidate ids a model may offer. None when accepting is recommended: every
-        counter-offer would then be worth less than the offer on the table."""
-        return () if self.accept else tuple(c.id for c in self.candidates)
+        """The candidate ids a model may offer. With equal-worth offers, none when accepting is
+        recommended: every counter-offer would then be worth less than the offer on the table.
+        With priced moves a counter-offer stays open: turning a good offer down is a decision."""
+        return () if self.accept and self.menu != "moves" else tuple(c.id for c in self.candidates)
 
     @property
     def actions(self) -> tuple[str, ...]:
@@ -145,6 +158,10 @@ class Strategy:
     walk_away: bool = False
     learner: str = "frequency"  # the opponent model: "frequency" (HardHeaded) or "choice" (ChoiceModel)
     reader: str | None = None  # who reads the other side's words into hints: None, or "keywords"
+    menu: str = "offers"  # what a model chooses among: "offers" (equal worth) or "moves" (priced moves, issue 29)
+    words: str = (
+        "model"  # who writes the message: the model, or "strategy" (a fixed sentence for the move: decide only)
+    )
 
     def __post_init__(self):
         if not 1 <= self.candidates <= len(CANDIDATE_IDS):
@@ -155,6 +172,10 @@ class Strategy:
                 raise ValueError(f"{name} must be a finite number in [0, 1], not {v!r}")
         if self.learner not in LEARNERS:
             raise ValueError(f"unknown opponent model {self.learner!r}; choose one of {', '.join(LEARNERS)}")
+        if self.words not in WORDS:
+            raise ValueError(f"unknown words {self.words!r}; choose one of {', '.join(WORDS)}")
+        if self.menu not in MENUS:
+            raise ValueError(f"unknown menu {self.menu!r}; choose one of {', '.join(MENUS)}")
         if self.reader is not None and self.reader not in READERS:
             raise ValueError(f"unknown reader {self.reader!r}; choose one of {', '.join(READERS)} (or none)")
 
@@ -172,7 +193,7 @@ class Strategy:
         """Whether a model playing this strategy chooses any move (more than one candidate,
         accepting within a leeway, walking away, its own terms); with none open, the
         strategy sets every move and the model writes only the words."""
-        return self.candidates > 1 or self.leeway > 0 or self.own_terms or self.walk_away
+        return self.candidates > 1 or self.leeway > 0 or self.own_terms or self.walk_away or self.menu == "moves"
 
     def index(self, situation: Situation) -> OutcomeIndex:
         return OutcomeIndex.shared(situation.space, situation.preferences, situation.limits)
@@ -313,11 +334,13 @@ class Strategy:
             if self.acceptance.decide(situation, best_offer.worth):
                 recommended = ACCEPT
         out.append(Move(WALK_AWAY, None, situation.preferences.reservation))
-        return Menu(tuple(out), recommended, hints, conceded)
+        return Menu(tuple(out), recommended, best_offer.kind, hints, conceded)
 
     def advise(self, situation: Situation, *, jitter: float = 0.0, hints: Hints | None = None) -> Advice:
         """What to do on this move (``jitter``: a rule party's noise on the target; ``hints``: a
         reading of the other side's words, else this strategy's own reader's)."""
+        if self.menu == "moves":
+            return self._advise_moves(situation, hints)
         idx = self.index(situation)
         if self.responsive:
             hints = self.hints(situation) if hints is None else hints
@@ -354,6 +377,39 @@ class Strategy:
             leeway=self.leeway,
         )
 
+    def _advise_moves(self, situation: Situation, hints: Hints | None) -> Advice:
+        """The advice with the priced moves as the choices (``menu="moves"``): a model chooses
+        how far to concede (hold, step, big_step, final), to accept or to walk away; the
+        strategy's own move is the recommendation, so following it plays the rule exactly."""
+        menu = self.moves(situation, hints=hints)
+        candidates: list[Candidate] = []
+        recommend = menu.offer
+        for m in menu.moves:  # moves with the same terms are one choice, under the first kind's name
+            if m.terms is None or m.kind == ACCEPT:
+                continue
+            same = next((c for c in candidates if c.terms == m.terms), None)
+            if same is None:
+                candidates.append(Candidate(m.kind, m.terms, m.worth, m.their_worth))
+            elif m.kind == recommend:
+                recommend = same.id
+        offer = menu.move(menu.offer)
+        standing = situation.standing
+        return Advice(
+            target=offer.target if offer.target is not None else offer.worth,
+            floor=situation.floor,
+            progress=situation.progress,
+            final_move=situation.final_move,
+            candidates=tuple(candidates),
+            standing_worth=situation.utility(standing) if standing is not None else None,
+            accept=self.acceptance.decide(situation, offer.worth) if menu.recommended == ACCEPT else None,
+            can_accept=ACCEPT in menu.kinds,
+            can_walk_away=self.walk_away,
+            menu="moves",
+            recommend=recommend,
+            conceded=menu.conceded,
+            hints=menu.hints,
+        )
+
     def repair(self, situation: Situation, terms: Offer | None) -> Offer:
         """Terms at the current target nearest ``terms``: where a guard moves an offer that
         crossed a limit, so a repair says nothing about where the floor is."""
@@ -365,7 +421,8 @@ class Strategy:
         parameters): ``e``, ``aspiration``, ``level`` (hardliner), ``step`` (micro), ``lead``,
         ``rho``, ``big_step``, ``hurry`` (responsive), ``reader`` (keywords/none), ``leeway``,
         ``candidates``, ``window``, ``similarity``, ``opponent`` (on/off, or frequency/choice),
-        ``own_terms``, ``walk_away``, ``combi`` (AC_combi's T)."""
+        ``own_terms``, ``walk_away``, ``combi`` (AC_combi's T), ``menu`` (offers/moves; moves opens
+        walking away unless ``walk_away`` says otherwise), ``words`` (model/strategy)."""
         p = dict(params or {})
         try:
             aspiration = _opt_float(p.pop("aspiration", None))
@@ -402,6 +459,8 @@ class Strategy:
                 learner, opponent = opponent, "on"
             # The responsive strategy reads the other side's words unless told not to (reader=none).
             reader = str(p.pop("reader", "keywords" if name == "responsive" else "none")).strip().lower()
+            menu = str(p.pop("menu", "offers")).strip().lower()
+            words = str(p.pop("words", "model")).strip().lower()
             s = cls(
                 schedule=schedule,
                 opponent_model=_flag(opponent),
@@ -411,9 +470,11 @@ class Strategy:
                 similarity=float(p.pop("similarity", cls.similarity)),
                 leeway=float(p.pop("leeway", cls.leeway)),
                 own_terms=_flag(p.pop("own_terms", False)),
-                walk_away=_flag(p.pop("walk_away", False)),
+                walk_away=_flag(p.pop("walk_away", menu == "moves")),
                 learner=learner,
                 reader=None if reader in ("", "none", "off") else reader,
+                menu=menu,
+                words=words,
             )
         except (TypeError, ValueError) as e:
             raise ValueError(f"strategy {name}: {e}") from None
@@ -427,6 +488,8 @@ class Strategy:
 
 STRATEGY_NAMES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner", "responsive", "micro", "holdout")
 LEARNERS = ("frequency", "choice")
+MENUS = ("offers", "moves")
+WORDS = ("model", "strategy")
 
 
 def _opt_float(v) -> float | None:

@@ -1,0 +1,106 @@
+"""The decision menu (issue 29): an assisted seller's model chooses among priced moves.
+
+``menu=moves`` puts the responsive strategy's moves in the model's answer (hold, step,
+big_step, final, accept, walk_away), each priced; following the recommendation plays the rule
+(tests/test_assisted.py), and other choices change the deal. ``words=strategy`` makes the
+model decide only: the message is the strategy's sentence for the move."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+
+from negotiator.errors import UsageError
+from negotiator.llm.assist import answer_schema, move_sentence
+from negotiator.llm.prompt import render_messages
+from negotiator.party import PartyView, PublicMove
+from negotiator.sim import generate, make_party, run_negotiation
+from negotiator.strategy import Strategy
+
+MOVES = Strategy.named("responsive", {"menu": "moves"})
+
+
+async def _played(seller: str, buyer: str, seed: int):
+    return await run_negotiation(make_party(seller, "seller"), make_party(buyer, "buyer"), generate(seed), seed)
+
+
+async def test_the_moves_are_priced_from_holding_to_the_final_offer():
+    ep = await _played("scripted/boulware?menu=moves", "rule/tit_for_tat", 3)
+    view = PartyView.of(ep.scenario, "seller", [PublicMove(party=t.party, action=t.action) for t in ep.turns][:4])
+    advice = MOVES.advise(view.situation())
+    worth = {c.id: c.worth for c in advice.candidates}
+    assert list(worth)[0] == "hold" and set(worth) <= {"hold", "step", "big_step", "final"}
+    assert list(worth.values()) == sorted(worth.values(), reverse=True)  # each move gives up more
+    assert worth[next(iter(worth))] > min(worth.values()) + 0.05  # the choice is worth something
+    sit = view.situation()
+    assert advice.can_walk_away
+    assert advice.can_accept == sit.limits.allows(sit.standing, sit.preferences)  # any offer within the limits
+    assert advice.recommended in (*worth, "accept")
+    enum = answer_schema(advice, ep.scenario.space)["anyOf"][0]["properties"]["choice"]["enum"]
+    assert enum == list(worth)
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_a_model_that_always_holds_or_always_concedes_gets_a_different_deal(seed):
+    """The model's choice changes the deal: always holding and always making the final offer
+    end elsewhere than the recommendation, never below the floor."""
+    scores = {}
+    for kind in ("hold", "final"):
+        ep = await _played(f"scripted/move?move={kind}&menu=moves", "rule/tit_for_tat", seed)
+        chosen = [t.advice.chosen for t in ep.turns if t.advice]
+        if kind == "hold":  # always open (the first move of the menu), so always taken
+            assert chosen and set(chosen) == {"hold"}
+        scores[kind] = ep.metrics.seller_score
+        if ep.outcome.deal:
+            assert ep.metrics.seller_utility >= ep.metrics.seller_reservation - 1e-9
+    rule = (await _played("rule/responsive", "rule/tit_for_tat", seed)).metrics.seller_score
+    assert len({round(scores["hold"], 6), round(scores["final"], 6), round(rule, 6)}) >= 2
+
+
+async def test_a_walk_away_decision_ends_the_negotiation_without_a_deal():
+    ep = await _played("scripted/move?move=walk_away&menu=moves", "rule/tit_for_tat", 1)
+    assert not ep.outcome.deal
+    last = [t for t in ep.turns if t.party == "seller"][-1]
+    assert last.action.action == "walk_away" and last.advice.chosen == "walk_away"
+
+
+async def test_words_by_the_strategy_leave_the_model_the_decision_only():
+    """``words=strategy``: the answer has no message; every seller message is the move's own
+    sentence, which the guard never needs to change."""
+    ep = await _played("scripted/boulware?menu=moves&words=strategy", "rule/threat", 4)
+    seller = [t for t in ep.turns if t.party == "seller"]
+    assert seller and all(t.guard is None for t in seller)
+    for t in seller:
+        if t.action.action == "make_offer":
+            assert "Here is what I can do" not in t.action.message  # the model's words were not used
+            assert any(str(v) in t.action.message for v in t.action.terms.values() if isinstance(v, str))
+    view = PartyView.of(ep.scenario, "seller", [PublicMove(party=t.party, action=t.action) for t in ep.turns][:2])
+    s = Strategy.named("responsive", {"menu": "moves", "words": "strategy"})
+    advice = s.advise(view.situation())
+    schema = answer_schema(advice, ep.scenario.space, "strategy")
+    jsonschema.validate({"action": "make_offer", "choice": advice.candidates[0].id}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"action": "make_offer", "choice": "step", "message": "free shipping"}, schema)
+    text = render_messages(view, strategy=s)[0]["content"]
+    assert '"choice": "step"}' in text and '"message"' not in text
+
+
+def test_the_strategys_sentence_names_the_move_and_its_terms():
+    sc = generate(2)
+    view = PartyView.of(sc, "seller", [])
+    advice = MOVES.advise(view.situation())
+    from negotiator.actions import MakeOffer
+
+    final = advice.candidate("final") if "final" in advice.choices else advice.candidates[-1]
+    text = move_sentence(MakeOffer(terms=dict(final.terms), message=""), advice, sc.space)
+    assert text.startswith("My final offer:" if final.id == "final" else "")
+    for issue in sc.space.issues:
+        assert issue.name.replace("_", " ") in text
+
+
+def test_bad_menu_or_words_settings_are_refused_with_the_choices():
+    assert make_party("scripted/boulware?menu=moves", "seller").strategy.menu == "moves"
+    with pytest.raises(UsageError, match="menu.*offers, moves"):
+        make_party("scripted/boulware?menu=all", "seller")
+    with pytest.raises(UsageError, match="words.*model, strategy"):
+        make_party("scripted/boulware?words=buyer", "seller")
