@@ -10,10 +10,9 @@ Four stages, each printing one line (name, seconds, PASS/FAIL/SKIP, why):
   random weights, never a download) in bf16;
 * ``grpo/tiny`` and ``grpo/270m``: ``negotiator train``'s own run (``train.run.train``:
   TRL's GRPOTrainer, LoRA, the negotiation rollouts on that decoder) for a few steps on
-  each, bf16 on CUDA. This is the GRPO step that exists today: the assisted seller choosing
-  among the strategy's three offers (``--strategy boulware?candidates=3``, the default).
-  The decision rollouts of issue 29 do not exist yet; when they do, this stage should run
-  them.
+  each, bf16 on CUDA: decision rollouts (``--strategy responsive?menu=moves&words=strategy``,
+  the model choosing among the priced moves, about 15 tokens a turn) after the imitation warm
+  start on two negotiations (``--imitate 2``), as docs/decisions.md trains the decision seller.
 
 Both models are built from configs on the spot, with the tiny model's byte-level
 tokenizer (the 270M-shaped one's embedding keeps Gemma's 262,144 rows; the tokenizer
@@ -56,6 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+DECIDE = "responsive?menu=moves&words=strategy"  # the decision seller (docs/decisions.md)
 STAGES = ("decoder/tiny", "decoder/270m", "grpo/tiny", "grpo/270m")
 
 # The embedded model's shape (models/gemma-3-270m/config.json, as prepared from the GGUF).
@@ -274,8 +274,10 @@ def grpo_stage(check: Check, folder: Callable[[Check], Path], steps: int) -> str
         prompts_per_step=2,
         micro_batch=2,
         scenario_seeds=[3, 4, 5],
-        max_tokens=40,
+        max_tokens=24,
         max_rounds=3,
+        strategy=DECIDE,
+        imitate=2,
         save_steps=steps,
         invalid_penalty=0.1,
     )

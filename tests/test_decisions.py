@@ -104,3 +104,22 @@ def test_bad_menu_or_words_settings_are_refused_with_the_choices():
         make_party("scripted/boulware?menu=all", "seller")
     with pytest.raises(UsageError, match="words.*model, strategy"):
         make_party("scripted/boulware?words=buyer", "seller")
+
+
+async def test_the_decision_view_is_compact_and_puts_the_recommended_move_first():
+    """``menu=moves&words=strategy`` renders the decision view: no issue list and no terms (the
+    model decides only), each move by its worth on one line, the strategy's move first."""
+    ep = await _played("scripted/boulware?menu=moves&words=strategy", "rule/threat", 9)
+    moves = [PublicMove(party=t.party, action=t.action) for t in ep.turns]
+    view = PartyView.of(ep.scenario, "seller", moves[:6])
+    s = Strategy.named("responsive", {"menu": "moves", "words": "strategy"})
+    chat = render_messages(view, strategy=s)
+    full = render_messages(view, strategy=Strategy.named("responsive", {"menu": "moves"}))
+    compact_chars, full_chars = (sum(len(m["content"]) for m in c) for c in (chat, full))
+    assert compact_chars < 0.6 * full_chars
+    assert "Issues;" not in chat[0]["content"] and "{" not in chat[-1]["content"]  # no terms shown
+    advice = s.advise(view.situation())
+    line = next(x for x in chat[-1]["content"].splitlines() if x.startswith("Moves: "))
+    assert line.split()[1] == advice.recommended
+    assert len(line.split(" | ")) == len(advice.candidates) + advice.can_accept + advice.can_walk_away
+    assert [m["role"] for m in chat] == ["system", *["user", "assistant"] * ((len(chat) - 2) // 2), "user"]

@@ -60,7 +60,8 @@ def test_dry_run_passes_every_stage_a_cpu_can_run():
     assert "each a valid action; seeded row alone == in batch: True" in tiny
     assert lines["decoder/270m"].startswith("PASS 2 rows x <=12 tokens"), lines["decoder/270m"]
     grpo = lines["grpo/tiny"]
-    assert grpo.startswith("PASS 1 step(s) x 8 negotiations (boulware?candidates=3)") and "LoRA moved" in grpo, grpo
+    decide = "PASS 1 step(s) x 8 negotiations (responsive?menu=moves&words=strategy)"
+    assert grpo.startswith(decide) and "LoRA moved" in grpo, grpo
     reward = float(re.search(r"reward (-?[\d.]+)", grpo).group(1))  # type: ignore[union-attr]
     assert 0 <= reward <= 1
     assert lines["grpo/270m"] == (

@@ -67,6 +67,7 @@ def _play(
     train_messages=True,
     seeds=None,
     strategy="none",
+    teacher=False,
 ):
     from train.policy import Batcher
     from train.pool import BuyerPool
@@ -89,6 +90,7 @@ def _play(
             episode_ids=[f"t{i}" for i in range(len(tasks))],
             labels=[{} for _ in tasks],
             seeds=seeds,
+            teacher=teacher,
         )
     )
 
@@ -451,3 +453,41 @@ def test_assisted_rollouts_choose_among_the_strategys_offers_and_a_group_can_cho
         paths.add(tuple(t.advice.chosen for t in turns))
     assert several > 0  # some moves offered the model a real choice
     assert len(paths) > 1  # and the group's rows did not all choose the same moves
+
+
+DECIDE = "responsive?menu=moves&words=strategy"
+
+
+def test_decision_rollouts_generate_the_move_only_and_the_strategy_writes_the_words(tiny):
+    """The decision seller's rollouts (issue 29): each seller turn generates a short JSON move
+    chosen from the priced moves, never a message; the message the buyer reads is the
+    strategy's sentence for that move, out of the loss (environment tokens)."""
+    base, _ = tiny
+    rollouts = _play(tiny, _tasks(3), strategy=DECIDE, max_tokens=24)
+    for r in rollouts:
+        sellers = [t for t in r.episode.turns if t.party == "seller"]
+        assert sellers
+        for t in sellers:
+            assert set(t.advice.options) <= {"hold", "step", "big_step", "final", "accept", "walk_away"}
+            if not t.fallback:
+                assert t.raw_output and '"message"' not in t.raw_output
+                assert t.action.message  # the strategy's sentence
+        generated = [i for i, m in zip(r.trace.completion_ids, r.trace.env_mask, strict=True) if m]
+        assert len(generated) <= 25 * len(sellers)
+
+
+def test_the_teacher_answers_with_the_recommended_move_as_a_rollout_would_record_it(tiny):
+    """The imitation warm start's demonstrations: the seller agent plays the strategy's own
+    move on every turn (so the episode is rule/responsive's), and the trace's trained tokens
+    are exactly those answers."""
+    import json
+
+    base, _ = tiny
+    (r,) = _play(tiny, _tasks(1, buyers=("rule/linear?e=1.5",)), strategy=DECIDE, teacher=True)
+    sellers = [t for t in r.episode.turns if t.party == "seller"]
+    assert sellers and all(t.advice.chosen == t.advice.recommended for t in sellers)
+    trained = [i for i, m in zip(r.trace.completion_ids, r.trace.loss_mask, strict=True) if m]
+    text = base.tokenizer.decode(trained, skip_special_tokens=True)
+    answers = [json.loads(t.raw_output) for t in sellers]
+    assert text.replace(" ", "") == "".join(json.dumps(a) for a in answers).replace(" ", "")
+    assert [a.get("choice", a["action"]) for a in answers] == [t.advice.recommended for t in sellers]

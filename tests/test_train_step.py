@@ -361,3 +361,22 @@ def test_a_refused_push_keeps_the_run_and_says_how_to_push_again(one_step, tmp_p
     monkeypatch.setenv("HF_ENDPOINT", dead)
     with pytest.raises(PushFailed, match="could not reach the hub"):
         train(_config(out, push_to_hub=True, hub_model_id="me/tiny"), progress=False)
+
+
+def test_the_imitation_warm_start_teaches_the_strategys_moves_before_grpo(home, tmp_path):
+    """``--imitate N``: N negotiations played by the strategy's own moves, recorded as the
+    rollouts record the policy (the seller agent's prompt, the decision answers in the loss),
+    fitted before the GRPO step; the record says the answers became likelier."""
+    from train.run import train
+
+    out = tmp_path / "warm"
+    manifest = train(
+        _config(out, strategy="responsive?menu=moves&words=strategy", imitate=3, max_tokens=24), progress=False
+    )
+    record = json.loads((out / "imitation.json").read_text())
+    assert manifest["imitation"] == record
+    assert record["negotiations"] == 3 and record["answer_tokens"] > 3 * 8
+    assert record["loss_after"] < record["loss_before"] - 0.1
+    assert record["token_accuracy_after"] > record["token_accuracy_before"]
+    with pytest.raises(UsageError, match="--imitate .* no strategy"):
+        train(_config(tmp_path / "pure", strategy="none", imitate=2), progress=False)

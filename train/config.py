@@ -81,9 +81,10 @@ RUN_KEYS = (
     "scale_rewards",
     "train_messages",
     "strategy",
+    "imitate",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
-RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True, "strategy": "none"}
+RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True, "strategy": "none", "imitate": 0}
 
 
 class TrainConfig(BaseModel):
@@ -121,6 +122,9 @@ class TrainConfig(BaseModel):
     # docs/results.md trained). The default opens three candidates: with the deployed one, the
     # strategy sets every move and the reward could not tell a group's negotiations apart.
     strategy: str = TRAIN_STRATEGY
+    # The imitation warm start (train.imitate): negotiations played by the strategy's own
+    # recommendation that the adapter learns to answer like before GRPO starts (0: none).
+    imitate: int = Field(0, ge=0)
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -167,6 +171,11 @@ class TrainConfig(BaseModel):
                 "would get the same reward, so there would be nothing to learn. Open choices (--strategy "
                 f"'{self.strategy.partition('?')[0]}?candidates=3', the default), train against an LLM buyer "
                 "(--buyer), or train the pure policy (--strategy none)"
+            )
+        if self.imitate and plan is None:
+            raise UsageError(
+                "--imitate teaches the model the strategy's own moves, and --strategy none has no strategy: "
+                "give a strategy (--strategy 'responsive?menu=moves&words=strategy') or leave --imitate out"
             )
         if self.generation_batch % self.micro_batch:
             raise UsageError(

@@ -174,31 +174,37 @@ class PolicyModel:
         self._last_text = ""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
-        text = chat_text(self.tokenizer, request.messages)
-        if self.trace is None:
-            self.trace = TokenTrace(prompt_ids=self._ids(text))
-        else:
-            self._extend(text, request.messages)
-        trace = self.trace
-        trace.rendered, trace.n_messages = text, len(request.messages)
+        trace = self._read(request)
         result = await self.batcher.generate(
             trace.prompt_ids + trace.completion_ids, request.response_schema, request.max_tokens or 256, request.seed
         )
         # The engine reports the text before the stop token; a stopped turn is recorded as
         # ending with <end_of_turn> (Gemma may also stop with <eos>: the turn ends the same way).
-        trace.ended = result.finish_reason == "stop"
-        generated = list(result.token_ids) + ([self.eot] if trace.ended else [])
-        trace.completion_ids += generated
-        trace.env_mask += [1] * len(generated)
-        trace.loss_mask += self._trained(list(result.token_ids), result.text) + [1] * (
-            len(generated) - len(result.token_ids)
-        )
-        trace.turns += 1
-        trace.truncated += 0 if trace.ended else 1
-        self._last_text = result.text
+        self._answer(trace, list(result.token_ids), result.text, ended=result.finish_reason == "stop")
         return ModelResponse(
             text=result.text, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens
         )
+
+    def _read(self, request: ModelRequest) -> TokenTrace:
+        """The trace with what the environment added since the last turn (the whole prompt at first)."""
+        text = chat_text(self.tokenizer, request.messages)
+        if self.trace is None:
+            self.trace = TokenTrace(prompt_ids=self._ids(text))
+        else:
+            self._extend(text, request.messages)
+        self.trace.rendered, self.trace.n_messages = text, len(request.messages)
+        return self.trace
+
+    def _answer(self, trace: TokenTrace, ids: list[int], text: str, *, ended: bool) -> None:
+        """Record the seller's answer (``ids``, then <end_of_turn> if it ended) as trained tokens."""
+        trace.ended = ended
+        generated = ids + ([self.eot] if ended else [])
+        trace.completion_ids += generated
+        trace.env_mask += [1] * len(generated)
+        trace.loss_mask += self._trained(ids, text) + [1] * (len(generated) - len(ids))
+        trace.turns += 1
+        trace.truncated += 0 if ended else 1
+        self._last_text = text
 
     def _trained(self, ids: list[int], text: str) -> list[int]:
         """The loss mask of one answer's tokens: 0 on tokens wholly inside the message's
@@ -250,3 +256,25 @@ class PolicyModel:
 
     async def aclose(self) -> None:
         return None
+
+
+class Teacher(PolicyModel):
+    """A seller model whose every answer is the strategy's recommendation, recorded as a
+    TokenTrace exactly as a rollout records the policy's: the demonstrations the imitation
+    warm start (``train.imitate``) fits before GRPO. It never calls the engine."""
+
+    def __init__(self, batcher: Batcher, tokenizer, *, spec: str, family: str, train_messages: bool, words: str):
+        super().__init__(batcher, tokenizer, spec=spec, family=family, train_messages=train_messages)
+        self.words = words  # the strategy's: who writes the message (none in the answer with "strategy")
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        from negotiator.llm.assist import answer_json
+        from negotiator.llm.guard import fallback_action
+
+        if request.advice is None or request.view is None:
+            raise ValueError("the imitation warm start needs an assisted seller (a strategy)")
+        text = answer_json(fallback_action(request.view, request.advice), request.advice, self.words)
+        trace = self._read(request)
+        ids = self._ids(text)
+        self._answer(trace, ids, text, ended=True)
+        return ModelResponse(text=text, prompt_tokens=len(trace.prompt_ids), completion_tokens=len(ids))

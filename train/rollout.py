@@ -25,7 +25,7 @@ from negotiator.party import Party, PartyView
 from negotiator.runtime import run_negotiation
 from negotiator.runtime.episode import Episode
 
-from .policy import Batcher, PolicyModel, TokenTrace
+from .policy import Batcher, PolicyModel, Teacher, TokenTrace
 from .pool import BuyerPool
 from .tasks import Replay, Task
 
@@ -76,6 +76,7 @@ async def play(
     episode_ids: list[str],
     labels: list[dict],
     seeds: list[int] | None = None,
+    teacher: bool = False,
 ) -> list[Rollout]:
     """Play every task once (concurrently) and return the rollouts in task order.
 
@@ -84,12 +85,18 @@ async def play(
     (``negotiator/models/seeds.py``), so the rows of a GRPO group, which play the same
     task, must have different ones."""
     seeds = seeds if seeds is not None else [seed_of(e) for e in episode_ids]
+    strategy = parse_strategy(settings.strategy)
 
     async def one(i: int, task: Task) -> Rollout:
         scenario = task.build_scenario(pool)
-        model = PolicyModel(
-            batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages
-        )
+        spec, family, trained = seller_spec, seller_family, settings.train_messages
+        if teacher:
+            words = strategy.words if strategy is not None else "model"
+            model: PolicyModel = Teacher(
+                batcher, tokenizer, spec=spec, family=family, train_messages=trained, words=words
+            )
+        else:
+            model = PolicyModel(batcher, tokenizer, spec=spec, family=family, train_messages=trained)
         seller = SellerAgent(
             model,
             instructions=settings.instructions,
@@ -99,7 +106,7 @@ async def play(
             temperature=settings.temperature,
             spec=seller_spec,
             seed=seeds[i],
-            strategy=parse_strategy(settings.strategy),
+            strategy=strategy,
         )
         buyer = pool.buyer(task.buyer, task.persona, task.seed)
         playing: tuple[Party, Party] = (

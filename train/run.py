@@ -167,6 +167,8 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     _log_before_reporters(trainer, step_log)
     if rollouts.engine_factory is not None:
         rollouts.engine_factory.trainer = trainer  # type: ignore[attr-defined]  # the vLLM factory syncs weights from it
+    if cfg.imitate and resume is None:  # a resumed run's checkpoint already holds the warm start
+        warm_start(cfg, trainer, rollouts, pool, base, out, say)
     t0 = time.perf_counter()
     try:
         trainer.train(resume_from_checkpoint=str(resume) if resume else None)
@@ -184,9 +186,33 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         seconds=sum(r.get("step_s", 0.0) for r in rows) or time.perf_counter() - t0,
     )
     record["stopped_by_time_limit"] = step_log.stopped_by_time
+    if (out / "imitation.json").exists():
+        record["imitation"] = json.loads((out / "imitation.json").read_text())
     record["report_to"] = [r for r in cfg.report_to if r != "none"]
     write_json(out / MANIFEST, record)
     return push_run(cfg, record, say) if cfg.push_to_hub else record
+
+
+def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) -> dict:
+    """The imitation warm start (train.imitate) on the trainer's adapter; OUT/imitation.json says what it did."""
+    from .imitate import demonstrations, imitate
+
+    say(f"imitation warm start: {cfg.imitate} negotiations played by the strategy's own moves ...")
+    traces = demonstrations(
+        cfg.imitate,
+        pool=pool,
+        settings=rollouts.settings,
+        tokenizer=base.tokenizer,
+        seed=cfg.seed,
+        family=rollouts.seller_family,
+    )
+    record = imitate(trainer.model, traces, lr=cfg.lr, seed=cfg.seed, say=say)
+    write_json(out / "imitation.json", record)
+    say(
+        f"imitation: answer-token loss {record['loss_before']} -> {record['loss_after']}, "
+        f"accuracy {record['token_accuracy_before']} -> {record['token_accuracy_after']} ({record['seconds']} s)"
+    )
+    return record
 
 
 def push_run(cfg: TrainConfig, record: dict, say) -> dict:

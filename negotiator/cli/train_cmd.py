@@ -154,6 +154,13 @@ def train_command(
             help="Logged episodes (JSONL): their seller decision points become the prompts; pool buyers continue."
         ),
     ] = None,
+    imitate: Annotated[
+        int,
+        typer.Option(
+            help="Warm start: negotiations played by the strategy's own moves that the model learns to answer "
+            "like before GRPO (0: none; the decision seller needs it, docs/decisions.md)."
+        ),
+    ] = 0,
     seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
     constrain: Annotated[
         bool,
@@ -234,6 +241,7 @@ def train_command(
         scale_rewards=scale_rewards,
         train_messages=train_messages,
         strategy=strategy,
+        imitate=imitate,
         lora_r=lora_r,
         lora_alpha=2 * lora_r,
         lora_layers=lora_layers,

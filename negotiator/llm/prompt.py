@@ -61,6 +61,8 @@ def rules_text(
     sc, me, them = view.scenario, view.role, other(view.role)
     deal = "selling" if me == "seller" else "buying"
     product = sc.product.name + (f" ({sc.product.description.rstrip('.')})" if sc.product.description else "")
+    if assisted and menu == "moves" and words == "strategy":
+        return _decision_rules(view, product, them)
     lines = [f"You are the {me}, {deal}: {product}."]
     if instructions.strip():
         lines.append(instructions.strip())
@@ -127,6 +129,24 @@ def rules_text(
     return "\n".join(lines)
 
 
+def _decision_rules(view: PartyView, product: str, them: str) -> str:
+    """The decision view's rules (``menu=moves, words=strategy``): the model chooses the move and
+    nothing else, so it reads no issue list and writes no words; the strategy prices each move."""
+    floor = view.limits.utility_floor(view.preferences)
+    return "\n".join(
+        [
+            f"You are the seller, selling: {product}.",
+            f"Each turn choose your move: hold (your last offer's worth again), step (the usual concession), "
+            f"big_step (a bigger one), final (your final offer), accept (the {them}'s offer), walk_away (no deal). "
+            f"Each is shown with its worth to you, from 0 to 1; your walk-away value is {floor:.2f}.",
+            f"Read the {them}'s words and moves: concede to a {them} that concedes or will really walk, hold "
+            "against one that bluffs or stands still. No deal after the last round means no deal.",
+            f"{view.max_turns // 2} rounds. Reply with one JSON object only: "
+            '{"action": "make_offer", "choice": "step"}, {"action": "accept"} or {"action": "walk_away"}.',
+        ]
+    )
+
+
 def _limits_text(view: PartyView) -> str:
     parts = [f"{k} at least {_fmt(v)}" for k, v in view.limits.minimum.items()]
     parts += [f"{k} at most {_fmt(v)}" for k, v in view.limits.maximum.items()]
@@ -138,10 +158,10 @@ def _terms(terms: Offer) -> str:
     return json.dumps(terms, ensure_ascii=False)
 
 
-def advice_text(advice: Advice, them: str) -> str:
+def advice_text(advice: Advice, them: str, compact: bool = False) -> str:
     """The strategy's options, as the assisted model reads them at the end of its turn message."""
     if advice.menu == "moves":
-        return _moves_text(advice, them)
+        return _moves_text(advice, them, compact)
     lines = []
     if advice.final_move:
         lines.append("This is the last move of the negotiation: an offer now can no longer be accepted.")
@@ -159,8 +179,9 @@ def advice_text(advice: Advice, them: str) -> str:
 _MOVE_NOTES = {"hold": "your last offer's worth", "final": "your final offer"}
 
 
-def _moves_text(advice: Advice, them: str) -> str:
-    """The decision view: how the other side moved and what its words say, then every move priced."""
+def _moves_text(advice: Advice, them: str, compact: bool = False) -> str:
+    """The decision view: how the other side moved and what its words say, then every move priced
+    (``compact``: each move by its worth alone, on one line)."""
     lines = []
     if advice.final_move:
         lines.append("This is the last move of the negotiation: an offer now can no longer be accepted.")
@@ -169,6 +190,14 @@ def _moves_text(advice: Advice, them: str) -> str:
     read = _hints_text(advice)
     if read:
         lines.append(f"A keyword reading of the {them}'s words: {read}.")
+    if compact:  # the recommended move first: a small model's pull toward the first option follows the strategy
+        menu = [f"{c.id} {c.worth:.2f}" for c in advice.candidates]
+        menu += [f"accept {advice.standing_worth:.2f}"] if advice.can_accept else []
+        menu += ["walk_away"] if advice.can_walk_away else []
+        menu.sort(key=lambda m: m.split()[0] != advice.recommended)
+        lines.append("Moves: " + " | ".join(menu))
+        lines.append(f"Recommended: {advice.recommended}.")
+        return "\n".join(lines)
     lines.append("Your moves:")
     for c in advice.candidates:
         note = f", {_MOVE_NOTES[c.id]}" if c.id in _MOVE_NOTES else ""
@@ -195,21 +224,25 @@ def _hints_text(advice: Advice) -> str:
     return "; ".join(parts)
 
 
-def _move_text(view: PartyView, move: PublicMove) -> str:
+def _move_text(view: PartyView, move: PublicMove, compact: bool = False) -> str:
     who = "You" if move.party == view.role else f"The {move.party}"
     a = move.action
     said = f' and said: "{a.message}"' if a.message else ""
     if isinstance(a, MakeOffer):
         worth = view.utility(a.terms)
+        if compact:
+            return f"{who} offered terms worth {worth:.2f} to you{said}."
         return f"{who} offered {_terms(a.terms)} (worth {worth:.2f} to you){said}."
     if isinstance(a, Accept):
         return f"{who} accepted{said}."
     return f"{who} walked away{said}."
 
 
-def _turn_prompt(view: PartyView, since: list[PublicMove], turn: int, advice: Advice | None = None) -> str:
+def _turn_prompt(
+    view: PartyView, since: list[PublicMove], turn: int, advice: Advice | None = None, compact: bool = False
+) -> str:
     """The user message before the move at index ``turn``: what the other side did since."""
-    lines = [_move_text(view, m) for m in since]
+    lines = [_move_text(view, m, compact) for m in since]
     if turn == 0:
         lines.append(f"You open; the {other(view.role)} has made no offer yet.")
     rounds = view.max_turns // 2
@@ -219,7 +252,7 @@ def _turn_prompt(view: PartyView, since: list[PublicMove], turn: int, advice: Ad
     if not any(m.party != view.role and isinstance(m.action, MakeOffer) for m in view.transcript[:turn]):
         lines.append("There is no offer to accept yet.")
     if advice is not None:
-        lines.append(advice_text(advice, other(view.role)))
+        lines.append(advice_text(advice, other(view.role), compact))
     return "\n".join(lines)
 
 
@@ -227,20 +260,38 @@ _EXAMPLE_USER = "Example: round 1 of {rounds}; your move."
 _REAL_START = "End of example. The real negotiation starts now."
 
 
-def _example(view: PartyView, strategy: Strategy | None) -> tuple[str, str]:
-    """A worked first move on this very outcome space: the shape to copy."""
+_EXAMPLE_LATER = (
+    "Example: the {them} offered terms worth 0.35 to you. Round 2 of {rounds}; your move.\n"
+    "The {them} has come 0.10 of the way toward you (0 none, 1 all the way).\n"
+    "Moves: step 0.96 | hold 1.00 | big_step 0.90 | final 0.72 | accept 0.35 | walk_away\nRecommended: step."
+)
+
+
+def _example(view: PartyView, strategy: Strategy | None) -> list[tuple[str, str]]:
+    """Worked moves on this very outcome space: the shape to copy (the decision view adds a
+    later move, so a small model sees a choice that is not the first on the list)."""
     ideal = view.preferences.ideal(view.space)
     offer = MakeOffer(terms=ideal, message="Thanks for your interest. Here is my proposal.")
     user = _EXAMPLE_USER.format(rounds=view.max_turns // 2)
     if strategy is None:
-        return user, action_to_json(offer)
+        return [(user, action_to_json(offer))]
     worth = view.utility(ideal)
     menu = strategy.menu
     cid = "hold" if menu == "moves" else "A"
     advice = Advice(
         target=worth, floor=0.0, progress=0.0, final_move=False, candidates=(Candidate(cid, ideal, worth),), menu=menu
     )
-    return f"{user}\n{advice_text(advice, other(view.role))}", answer_json(offer, advice, strategy.words)
+    text = advice_text(advice, other(view.role), _compact(strategy))
+    pairs = [(f"{user}\n{text}", answer_json(offer, advice, strategy.words))]
+    if _compact(strategy):
+        later = _EXAMPLE_LATER.format(them=other(view.role), rounds=view.max_turns // 2)
+        pairs.append((later, json.dumps({"action": "make_offer", "choice": "step"})))
+    return pairs
+
+
+def _compact(strategy: Strategy | None) -> bool:
+    """The decision view: the model decides only (priced moves, the strategy's words)."""
+    return strategy is not None and strategy.menu == "moves" and strategy.words == "strategy"
 
 
 def render_messages(
@@ -257,7 +308,7 @@ def render_messages(
     deterministic, so the history reads exactly as the model saw it); ``advice`` is this
     turn's, when the caller has it already.
     """
-    ex_user, ex_answer = _example(view, strategy)
+    examples = _example(view, strategy)
     messages: list[dict] = [
         {
             "role": "system",
@@ -270,15 +321,15 @@ def render_messages(
                 words=strategy.words if strategy else "model",
             ),
         },
-        {"role": "user", "content": ex_user},
-        {"role": "assistant", "content": ex_answer},
     ]
+    for ex_user, ex_answer in examples:
+        messages += [{"role": "user", "content": ex_user}, {"role": "assistant", "content": ex_answer}]
     first = True  # the first real turn message closes the example
     since: list[PublicMove] = []
 
     def user(turn: int, advice: Advice | None) -> dict:
         nonlocal first
-        text = _turn_prompt(view, since, turn, advice)
+        text = _turn_prompt(view, since, turn, advice, _compact(strategy))
         if first:
             text, first = f"{_REAL_START}\n{text}", False
         return {"role": "user", "content": text}
