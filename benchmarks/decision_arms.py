@@ -6,7 +6,7 @@
 Every arm plays the same negotiations through ``negotiator eval`` (so a run folder of each arm
 and place stays behind, resumable, readable by ``negotiator report``):
 
-* ``talk``: the whole talk suite (480 negotiations, every talking buyer);
+* ``talk``: talk shard 0 of 3 (160 negotiations, each of the 8 talking buyers 20 times);
 * ``heldout``: held-out shards 0 and 1 of 11 (``--shard 0/11``, ``--shard 1/11``);
 * ``holdout``: the quick suite against the hold-out buyer (``rule/holdout``).
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evals.arms import compare, load_arms  # noqa: E402
+from evals.arms import compare, load_arms, negotiation_key  # noqa: E402
 
 ARMS = {
     "boulware": "rule/boulware",
@@ -38,7 +38,7 @@ ARMS = {
     "base": "local/gemma-3-270m?menu=moves&words=strategy",
 }
 PLACES = {
-    "talk": [["--suite", "talk"]],
+    "talk": [["--suite", "talk", "--shard", "0/3"]],  # 160 negotiations, every talker 20 times (3 is prime to 8)
     "heldout": [["--suite", "heldout", "--shard", "0/11"], ["--suite", "heldout", "--shard", "1/11"]],
     "holdout": [["--suite", "quick", "--buyer", "rule/holdout"]],
 }
@@ -79,10 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         pairs = [(t, b) for t in added for b in ("boulware", "keywords", "default", "base") if b in arms]
     for place in args.places.split(","):
         loaded = {name: load_arms(play(name, spec, place, args.out))[0] for name, spec in arms.items()}
-        print(f"\n{place}")
+        common = set.intersection(*({negotiation_key(e) for e in a.episodes} for a in loaded.values()))
+        print(f"\n{place}: the {len(common)} negotiations every arm played")
         print("arm | n | seller score | deal rate | below floor")
         for name, arm in loaded.items():
-            eps = [e for e in arm.episodes if e.outcome.ended_by != "error"]
+            eps = [e for e in arm.episodes if e.outcome.ended_by != "error" and negotiation_key(e) in common]
             score = sum(e.metrics.seller_score for e in eps) / len(eps)
             deal = sum(e.metrics.deal for e in eps) / len(eps)
             below = sum(

@@ -5,7 +5,9 @@
 Reads RUN_FOLDER/episodes.jsonl (any `negotiator eval` run) and prints, over the seller's
 turns: how many messages the grounding check changed, per family (claims_deal, commitment,
 price, buyer_role, annotation, cut, invites_offers), a sample of what the model said next to
-what the buyer read, the check run again over what the buyer read (0 expected), and this
+what the buyer read, the check run again over what the buyer read (0 expected), the
+consistency check run again over it (values the terms do not hold: 0 expected, beside the
+messages the guard corrected), and this
 version's check over what the model wrote (so runs of two versions, or two prompts, compare
 on one measure).
 """
@@ -16,6 +18,8 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
+from negotiator.actions import Accept, MakeOffer
+from negotiator.llm.consistency import Checker
 from negotiator.llm.grounding import Grounding
 from negotiator.party import PartyView, PublicMove
 from negotiator.runtime.log import read_episodes
@@ -27,7 +31,7 @@ def main() -> None:
     ap.add_argument("--show", type=int, default=20, help="changed messages to print, before and after")
     args = ap.parse_args()
     episodes = read_episodes(args.run / "episodes.jsonl")
-    messages = changed = left = written_ungrounded = 0
+    messages = changed = left = written_ungrounded = corrected = contradicted = 0
     families: Counter[str] = Counter()
     written_families: Counter[str] = Counter()
     shown: list[tuple[str, str, str]] = []
@@ -37,6 +41,8 @@ def main() -> None:
             if t.party == "seller" and t.action.message:
                 messages += 1
                 kinds = t.guard.kinds if t.guard is not None else []
+                corrected += "message_corrected" in kinds
+                contradicted += bool(contradictions(ep, moves, t.action))
                 if "message_ungrounded" in kinds:
                     assert t.guard is not None
                     changed += 1
@@ -57,12 +63,28 @@ def main() -> None:
     for family, n in families.most_common():
         print(f"  {family}: {n}")
     print(f"ungrounded after the guard, read again: {left}")
+    print(f"corrected by the consistency check: {corrected}; contradicting the terms after the guard: {contradicted}")
     share = written_ungrounded / max(messages, 1)
     print(f"ungrounded as the model wrote them, by this version's check: {written_ungrounded} ({share:.1%})")
     for family, n in written_families.most_common():
         print(f"  {family}: {n}")
     for why, before, after in shown:
         print(f"\n[{why}]\n  model: {before}\n  buyer: {after}")
+
+
+def contradictions(ep, moves: list[PublicMove], action) -> int:
+    """Values the message states that its terms do not hold, read as the guard reads them."""
+    terms = action.terms if isinstance(action, MakeOffer) else None
+    theirs = next(
+        (m.action.terms for m in reversed(moves) if isinstance(m.action, MakeOffer) and m.party != "seller"), None
+    )
+    if isinstance(action, Accept):
+        terms, theirs = theirs, None
+    if terms is None:
+        return 0
+    product = ep.scenario.product
+    checker = Checker(ep.scenario.space, ep.scenario.currency, (product.name, product.description, *product.policies))
+    return checker.correct(action.message, terms, theirs)[1]
 
 
 if __name__ == "__main__":
