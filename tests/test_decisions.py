@@ -77,7 +77,7 @@ async def test_words_by_the_strategy_leave_the_model_the_decision_only():
     view = PartyView.of(ep.scenario, "seller", [PublicMove(party=t.party, action=t.action) for t in ep.turns][:2])
     s = Strategy.named("responsive", {"menu": "moves", "words": "strategy"})
     advice = s.advise(view.situation())
-    schema = answer_schema(advice, ep.scenario.space, "strategy")
+    schema = answer_schema(advice, ep.scenario.space)
     jsonschema.validate({"action": "make_offer", "choice": advice.candidates[0].id}, schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"action": "make_offer", "choice": "step", "message": "free shipping"}, schema)

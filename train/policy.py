@@ -263,17 +263,13 @@ class Teacher(PolicyModel):
     TokenTrace exactly as a rollout records the policy's: the demonstrations the imitation
     warm start (``train.imitate``) fits before GRPO. It never calls the engine."""
 
-    def __init__(self, batcher: Batcher, tokenizer, *, spec: str, family: str, train_messages: bool, words: str):
-        super().__init__(batcher, tokenizer, spec=spec, family=family, train_messages=train_messages)
-        self.words = words  # the strategy's: who writes the message (none in the answer with "strategy")
-
     async def complete(self, request: ModelRequest) -> ModelResponse:
         from negotiator.llm.assist import answer_json
         from negotiator.llm.guard import fallback_action
 
         if request.advice is None or request.view is None:
             raise ValueError("the imitation warm start needs an assisted seller (a strategy)")
-        text = answer_json(fallback_action(request.view, request.advice), request.advice, self.words)
+        text = answer_json(fallback_action(request.view, request.advice), request.advice)
         trace = self._read(request)
         ids = self._ids(text)
         self._answer(trace, ids, text, ended=True)

@@ -89,14 +89,8 @@ async def play(
 
     async def one(i: int, task: Task) -> Rollout:
         scenario = task.build_scenario(pool)
-        spec, family, trained = seller_spec, seller_family, settings.train_messages
-        if teacher:
-            words = strategy.words if strategy is not None else "model"
-            model: PolicyModel = Teacher(
-                batcher, tokenizer, spec=spec, family=family, train_messages=trained, words=words
-            )
-        else:
-            model = PolicyModel(batcher, tokenizer, spec=spec, family=family, train_messages=trained)
+        kind = Teacher if teacher else PolicyModel
+        model = kind(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
         seller = SellerAgent(
             model,
             instructions=settings.instructions,

@@ -42,11 +42,11 @@ def advice_for(view: PartyView, strategy) -> Advice:
     return strategy.advise(view.situation())
 
 
-def answer_schema(advice: Advice, space: OutcomeSpace, words: str = "model") -> dict[str, Any]:
+def answer_schema(advice: Advice, space: OutcomeSpace) -> dict[str, Any]:
     """JSON schema of one answer: the open actions, the choice an enum of the candidate ids
-    (``words="strategy"``: no message; the strategy's sentence goes with the move)."""
+    (``advice.words == "strategy"``: no message; the strategy's sentence goes with the move)."""
     variants = []
-    said = {"message": _MESSAGE} if words == "model" else {}
+    said = {"message": _MESSAGE} if advice.words == "model" else {}
     for name in advice.actions:
         props: dict[str, Any] = {"action": {"const": name}}
         required = ["action"]
@@ -77,13 +77,14 @@ _TOOL_TEXT = {
 }
 
 
-def answer_tools(advice: Advice, space: OutcomeSpace, words: str = "model") -> list[dict[str, Any]]:
+def answer_tools(advice: Advice, space: OutcomeSpace) -> list[dict[str, Any]]:
     """OpenAI-format tool definitions for the open actions."""
     msg = {"type": "string", "description": "what you say to the buyer"}
+    said = advice.words == "model"
     tools = []
     for name in advice.actions:
-        props: dict[str, Any] = {"message": msg} if words == "model" else {}
-        required = ["message"] if words == "model" else []
+        props: dict[str, Any] = {"message": msg} if said else {}
+        required = ["message"] if said else []
         if name == "make_offer":
             if advice.choices:
                 props["choice"] = {"type": "string", "enum": list(advice.choices), "description": "the option's id"}
@@ -111,9 +112,17 @@ def answer_tools(advice: Advice, space: OutcomeSpace, words: str = "model") -> l
 
 
 def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAction:
-    """The action an answer (already read from text or a tool call) stands for.
+    """The action an answer (already read from text or a tool call) stands for; with
+    ``advice.words == "strategy"`` its message is the strategy's sentence for the move.
 
     Raises ActionParseError with feedback for the model."""
+    action = _action_of(data, advice, view)
+    if advice.words == "strategy":
+        return action.model_copy(update={"message": move_sentence(action, advice, view.space)})
+    return action
+
+
+def _action_of(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAction:
     kind = data.get("action")
     open_ = advice.actions
     if kind not in open_:
@@ -151,19 +160,19 @@ def read_answer(text: str) -> dict[str, Any]:
     return read_action_data(text)
 
 
-def answer_json(action: AnyAction, advice: Advice, words: str = "model") -> str:
+def answer_json(action: AnyAction, advice: Advice) -> str:
     """The answer a model in this mode writes for ``action`` (the rendered history of a past move)."""
     data: dict[str, Any] = {"action": action.action}
     if isinstance(action, MakeOffer):
         cid = advice.choice_of(action.terms)
         if cid is not None:
             data["choice"] = cid
-            if words == "model":
+            if advice.words == "model":
                 data["message"] = action.message
         else:  # not one of the options (own terms, a repair): the terms themselves
             data["message"] = action.message
             data["terms"] = action.terms
-    elif words == "model":
+    elif advice.words == "model":
         data["message"] = action.message
     return json.dumps(data, ensure_ascii=False)
 

@@ -109,9 +109,8 @@ def build_turn_graph():
         view, advice = state["view"], state.get("advice")
         attempt = len(state["attempts"])
         if advice is not None:
-            words = cfg.strategy.words if cfg.strategy is not None else "model"
-            tools = assist.answer_tools(advice, view.space, words) if cfg.mode == "tools" else None
-            schema = assist.answer_schema(advice, view.space, words)
+            tools = assist.answer_tools(advice, view.space) if cfg.mode == "tools" else None
+            schema = assist.answer_schema(advice, view.space)
         else:
             tools = tool_definitions(view.space, _allowed(view)) if cfg.mode == "tools" else None
             schema = action_json_schema(view.space, _allowed(view))
@@ -145,8 +144,6 @@ def build_turn_graph():
         advice = state.get("advice")
         try:
             action = _parse(response, view) if advice is None else _parse_assisted(response, view, advice)
-            if advice is not None and cfg.strategy is not None and cfg.strategy.words == "strategy":
-                action = action.model_copy(update={"message": assist.move_sentence(action, advice, view.space)})
         except ActionParseError as e:
             attempts = [*state["attempts"], Attempt(raw=response.raw(), error=e.feedback)]
             if len(attempts) > cfg.max_retries:

@@ -196,16 +196,15 @@ def _moves_text(advice: Advice, them: str, compact: bool = False) -> str:
         menu += ["walk_away"] if advice.can_walk_away else []
         menu.sort(key=lambda m: m.split()[0] != advice.recommended)
         lines.append("Moves: " + " | ".join(menu))
-        lines.append(f"Recommended: {advice.recommended}.")
-        return "\n".join(lines)
-    lines.append("Your moves:")
-    for c in advice.candidates:
-        note = f", {_MOVE_NOTES[c.id]}" if c.id in _MOVE_NOTES else ""
-        lines.append(f"{c.id}: {_terms(c.terms)} (worth {c.worth:.2f} to you{note})")
-    if advice.can_accept:
-        lines.append(f"accept: the {them}'s offer (worth {advice.standing_worth:.2f} to you)")
-    if advice.can_walk_away:
-        lines.append("walk_away: no deal")
+    else:
+        lines.append("Your moves:")
+        for c in advice.candidates:
+            note = f", {_MOVE_NOTES[c.id]}" if c.id in _MOVE_NOTES else ""
+            lines.append(f"{c.id}: {_terms(c.terms)} (worth {c.worth:.2f} to you{note})")
+        if advice.can_accept:
+            lines.append(f"accept: the {them}'s offer (worth {advice.standing_worth:.2f} to you)")
+        if advice.can_walk_away:
+            lines.append("walk_away: no deal")
     lines.append(f"Recommended: {advice.recommended}.")
     return "\n".join(lines)
 
@@ -267,7 +266,7 @@ _EXAMPLE_LATER = (
 )
 
 
-def _example(view: PartyView, strategy: Strategy | None) -> list[tuple[str, str]]:
+def _example(view: PartyView, strategy: Strategy | None, compact: bool) -> list[tuple[str, str]]:
     """Worked moves on this very outcome space: the shape to copy (the decision view adds a
     later move, so a small model sees a choice that is not the first on the list)."""
     ideal = view.preferences.ideal(view.space)
@@ -276,14 +275,19 @@ def _example(view: PartyView, strategy: Strategy | None) -> list[tuple[str, str]
     if strategy is None:
         return [(user, action_to_json(offer))]
     worth = view.utility(ideal)
-    menu = strategy.menu
-    cid = "hold" if menu == "moves" else "A"
+    cid = "hold" if strategy.menu == "moves" else "A"
     advice = Advice(
-        target=worth, floor=0.0, progress=0.0, final_move=False, candidates=(Candidate(cid, ideal, worth),), menu=menu
+        target=worth,
+        floor=0.0,
+        progress=0.0,
+        final_move=False,
+        candidates=(Candidate(cid, ideal, worth),),
+        menu=strategy.menu,
+        words=strategy.words,
     )
-    text = advice_text(advice, other(view.role), _compact(strategy))
-    pairs = [(f"{user}\n{text}", answer_json(offer, advice, strategy.words))]
-    if _compact(strategy):
+    text = advice_text(advice, other(view.role), compact)
+    pairs = [(f"{user}\n{text}", answer_json(offer, advice))]
+    if compact:
         later = _EXAMPLE_LATER.format(them=other(view.role), rounds=view.max_turns // 2)
         pairs.append((later, json.dumps({"action": "make_offer", "choice": "step"})))
     return pairs
@@ -308,7 +312,8 @@ def render_messages(
     deterministic, so the history reads exactly as the model saw it); ``advice`` is this
     turn's, when the caller has it already.
     """
-    examples = _example(view, strategy)
+    compact = _compact(strategy)
+    examples = _example(view, strategy, compact)
     messages: list[dict] = [
         {
             "role": "system",
@@ -329,7 +334,7 @@ def render_messages(
 
     def user(turn: int, advice: Advice | None) -> dict:
         nonlocal first
-        text = _turn_prompt(view, since, turn, advice, _compact(strategy))
+        text = _turn_prompt(view, since, turn, advice, compact)
         if first:
             text, first = f"{_REAL_START}\n{text}", False
         return {"role": "user", "content": text}
@@ -344,11 +349,7 @@ def render_messages(
         if move.party == view.role:
             past_advice = advice_at(i)
             messages.append(user(i, past_advice))
-            answer = (
-                action_to_json(move.action)
-                if past_advice is None or strategy is None
-                else answer_json(move.action, past_advice, strategy.words)
-            )
+            answer = action_to_json(move.action) if past_advice is None else answer_json(move.action, past_advice)
             messages.append({"role": "assistant", "content": answer})
             since = []
         else:

@@ -98,6 +98,7 @@ class Advice:
     menu: str = (
         "offers"  # "offers": candidates of equal worth (ids A, B...); "moves": the priced moves (ids hold, step...)
     )
+    words: str = "model"  # who writes the message: the model, or "strategy" (the move's own sentence)
     recommend: str | None = None  # the candidate the strategy would offer (default: the first)
     conceded: float = 0.0  # how far the other side has come toward us (0..1), for a model's view
     hints: Hints = NO_HINTS  # what the reader read in the other side's words, for a model's view
@@ -375,6 +376,7 @@ class Strategy:
             can_walk_away=self.walk_away,
             own_terms=self.own_terms,
             leeway=self.leeway,
+            words=self.words,
         )
 
     def _advise_moves(self, situation: Situation, hints: Hints | None) -> Advice:
@@ -405,6 +407,7 @@ class Strategy:
             can_accept=ACCEPT in menu.kinds,
             can_walk_away=self.walk_away,
             menu="moves",
+            words=self.words,
             recommend=recommend,
             conceded=menu.conceded,
             hints=menu.hints,
