@@ -2,13 +2,15 @@
 
     python benchmarks/grounding_corpus.py export RUN [RUN ...] --out ITEMS.jsonl
     python benchmarks/grounding_corpus.py merge ITEMS.jsonl LABELS.jsonl [...] --prefix a- --to-label READ.jsonl
+    python benchmarks/grounding_corpus.py relabel [CORPUS.jsonl]      # after a change to the guard
     python benchmarks/grounding_corpus.py score [CORPUS.jsonl]
 
-``export`` writes every seller message of `negotiator eval` runs as an item to label, with
-what a reader needs to judge it (the listing, the move, the buyer's standing offer) and
-without the guard's verdict: what the model wrote (stage ``model``) and, where the guard
-changed it, what the buyer read (stage ``buyer``); one item (stage ``both``) where they are
-the same. Items are shuffled by a fixed seed so a labeller does not see the pairs together.
+``export`` writes every seller message of `negotiator eval` runs (or ``--sample N`` of them) as
+an item to label, with what a reader needs to judge it (the listing, the move, the buyer's
+standing offer) and without the guard's verdict: what the model wrote (stage ``model``) and,
+where this version's guard changes it, what the buyer reads (stage ``buyer``); one item
+(stage ``both``) where they are the same. Items are shuffled by a fixed seed so a labeller
+does not see the pairs together.
 
 ``merge`` puts labels (lines of ``{"id", "grounded", "categories", "note"}``) on exported
 items and appends them to the corpus, each with what this version's guard lets the buyer
@@ -44,7 +46,9 @@ from pathlib import Path
 from evals.suites import get_suite
 from negotiator.actions import action_from_dict
 from negotiator.domain.scenario import Listing
+from negotiator.llm.grounding import own_sentence
 from negotiator.llm.guard import Guard
+from negotiator.llm.secrecy import sentences
 from negotiator.party import PartyView, PublicMove
 from negotiator.runtime.log import read_episodes
 
@@ -52,6 +56,9 @@ CORPUS = Path(__file__).with_name("data") / "grounding_corpus.jsonl"
 # What the buyers read in a later run (the shipped prompt and this guard), labelled by hand:
 # text the check was not developed on.
 HELDOUT = Path(__file__).with_name("data") / "grounding_heldout.jsonl"
+# A sample of a run at another seed (300 seller turns), labelled by two labellers blind to the
+# check after the vetted vocabulary was written: the model's text and what this guard lets through.
+SEED2 = Path(__file__).with_name("data") / "grounding_seed2.jsonl"
 CATEGORIES = (
     "claims_deal",
     "other_terms",
@@ -88,8 +95,10 @@ def _context(listing: Listing, moves: list[PublicMove], action: dict) -> dict:
     }
 
 
-def export(runs: list[Path], out: Path) -> None:
-    items = []
+def export(runs: list[Path], out: Path, sample: int | None = None) -> None:
+    """Seller turns of ``runs`` to label: what the model wrote and what this version's guard lets
+    the buyer read of it (``sample``: that many turns drawn by a fixed seed, else all)."""
+    turns = []
     for run in runs:
         for ep in read_episodes(run / "episodes.jsonl"):
             labels = ep.labels
@@ -100,26 +109,40 @@ def export(runs: list[Path], out: Path) -> None:
                     delivered = t.action.model_dump(mode="json")
                     original = (t.guard.original or {}) if t.guard is not None else {}
                     written = {**delivered, "message": original.get("message", t.action.message)}
-                    base = {
-                        "suite": labels["suite"],
-                        "scenario": labels["scenario"],
-                        "persona": labels.get("persona", "neutral"),
-                        "episode": ep.episode_id,
-                        "turn": t.index,
-                        "moves": [m.model_dump(mode="json") for m in moves],
-                        "context": _context(listing, moves, delivered),
-                    }
-                    if written["message"] == delivered["message"]:
-                        items.append({**base, "stage": "both", "action": delivered})
-                    else:
-                        items.append({**base, "stage": "model", "action": written})
-                        items.append({**base, "stage": "buyer", "action": delivered})
+                    turns.append(
+                        {
+                            "suite": labels["suite"],
+                            "scenario": labels["scenario"],
+                            "persona": labels.get("persona", "neutral"),
+                            "episode": ep.episode_id,
+                            "turn": t.index,
+                            "moves": [m.model_dump(mode="json") for m in moves],
+                            "context": _context(listing, moves, delivered),
+                            "action": written,
+                        }
+                    )
                 moves.append(PublicMove(party=t.party, action=t.action))
-    random.Random(0).shuffle(items)
+    rng = random.Random(0)
+    if sample is not None and sample < len(turns):
+        turns = rng.sample(turns, sample)
+    items = []
+    for turn in turns:
+        read = guarded(turn)
+        if read == turn["action"]["message"]:
+            items.append({**turn, "stage": "both"})
+        else:
+            items.append({**turn, "stage": "model"})
+            items.append({**turn, "stage": "buyer", "action": {**turn["action"], "message": read}})
+    order = list(range(len(items)))
+    rng.shuffle(order)  # a labeller does not see the pairs together
+    ids = {k: f"m{n:04d}" for n, k in enumerate(order)}
     with out.open("w", encoding="utf-8") as f:
-        for n, item in enumerate(items):
-            f.write(json.dumps({"id": f"m{n:04d}", **item}, ensure_ascii=False) + "\n")
-    print(f"{len(items)} items to label -> {out}")
+        for k in order:
+            item = {"id": ids[k], **items[k]}
+            if item["stage"] == "buyer":
+                item["written_id"] = ids[k - 1]  # its written twin precedes it in ``items``
+            f.write(json.dumps(item, ensure_ascii=False) + "\n")
+    print(f"{len(items)} items to label ({len(turns)} seller turns) -> {out}")
 
 
 def guarded(item: dict) -> str:
@@ -153,9 +176,17 @@ def merge(items_path: Path, labels: list[Path], prefix: str, out: Path, to_label
                     "note": row.get("note", ""),
                 }
     kept, pending = [], []
-    for item in load(items_path):
+    items = load(items_path)
+    # What the buyer reads, labelled in the same round (exports of this version carry it).
+    read_labels = {
+        i["written_id"]: (i["action"]["message"], found[i["id"]])
+        for i in items
+        if i["stage"] == "buyer" and "written_id" in i and i["id"] in found
+    }
+    for item in items:
         if item["stage"] == "buyer" or item["id"] not in found:
             continue
+        source = item["id"]
         item = {**item, "id": f"{prefix}{item['id']}", "label": found[item["id"]]}
         read = guarded(item)
         if read == item["action"]["message"]:
@@ -163,9 +194,12 @@ def merge(items_path: Path, labels: list[Path], prefix: str, out: Path, to_label
         else:
             kept.append({**item, "stage": "model"})
             twin = {k: v for k, v in item.items() if k != "label"}
-            pending.append(
-                {**twin, "id": item["id"] + "b", "stage": "buyer", "action": {**item["action"], "message": read}}
-            )
+            twin = {**twin, "id": item["id"] + "b", "stage": "buyer", "action": {**item["action"], "message": read}}
+            message, label = read_labels.get(source, (None, None))
+            if message == read:
+                kept.append({**twin, "label": label})
+            else:
+                pending.append(twin)
     with out.open("a", encoding="utf-8") as f:
         for item in kept:
             f.write(json.dumps(item, ensure_ascii=False) + "\n")
@@ -173,6 +207,52 @@ def merge(items_path: Path, labels: list[Path], prefix: str, out: Path, to_label
         for item in pending:
             f.write(json.dumps(item, ensure_ascii=False) + "\n")
     print(f"{len(kept)} labelled messages -> {out}; {len(pending)} as the buyer reads them, to label -> {to_label}")
+
+
+def relabel(path: Path) -> None:
+    """Rewrite the buyer's side of the corpus after a change to the guard.
+
+    Each message as written is guarded again. Where what the buyer reads changed, the new
+    text keeps a label only when it can be known without reading it again: the strategy's
+    own sentence for the move is grounded, and so are sentences kept from a text labelled
+    grounded. Anything else is written without a label; ``score`` refuses it until it is
+    labelled by hand.
+    """
+    items = load(path)
+    twins = {i["id"][:-1]: i for i in items if i["stage"] == "buyer"}
+    read_now: dict[str, dict] = {}  # the new buyer's side of each message the guard changes
+    pending = []
+    for item in items:
+        if item["stage"] not in ("model", "both"):
+            continue
+        read = guarded(item)
+        if read == item["action"]["message"]:
+            item["stage"] = "both"
+            continue
+        item["stage"] = "model"
+        before = twins.get(item["id"], item)  # what the buyer read before, and its label
+        new = {**{k: v for k, v in before.items() if k != "label"}, "id": item["id"] + "b", "stage": "buyer"}
+        new["action"] = {**item["action"], "message": read}
+        if read == before["action"]["message"]:
+            new["label"] = before["label"]
+        elif read == own_sentence(action_from_dict(item["action"])):
+            new["label"] = {"grounded": True, "categories": [], "note": "relabelled: the strategy's own sentence"}
+        elif before["label"]["grounded"] and set(sentences(read)) <= set(sentences(before["action"]["message"])):
+            new["label"] = {
+                "grounded": True,
+                "categories": [],
+                "note": "relabelled: sentences kept from a grounded text",
+            }
+        else:
+            pending.append(new["id"])
+        read_now[item["id"]] = new
+    # Twins stay where they were (a small diff); new ones go to the end.
+    out = [read_now.pop(i["id"][:-1], None) if i["stage"] == "buyer" else i for i in items]
+    out = [i for i in out if i is not None] + list(read_now.values())
+    with path.open("w", encoding="utf-8") as f:
+        for item in out:
+            f.write(json.dumps(item, ensure_ascii=False) + "\n")
+    print(f"{len(out)} items -> {path}; {len(pending)} to label by hand: {', '.join(pending) or 'none'}")
 
 
 @dataclass
@@ -247,19 +327,24 @@ def main() -> None:
     ex = sub.add_parser("export", help="seller messages of eval runs, as items to label")
     ex.add_argument("runs", type=Path, nargs="+")
     ex.add_argument("--out", type=Path, required=True)
+    ex.add_argument("--sample", type=int, help="that many seller turns, drawn by a fixed seed (default: all)")
     mg = sub.add_parser("merge", help="labels onto exported items, and what this guard lets the buyer read")
     mg.add_argument("items", type=Path)
     mg.add_argument("labels", type=Path, nargs="+")
     mg.add_argument("--prefix", required=True, help="keeps ids of different exports apart")
     mg.add_argument("--out", type=Path, default=CORPUS)
     mg.add_argument("--to-label", type=Path, required=True)
+    rl = sub.add_parser("relabel", help="the buyer's side again, after a change to the guard")
+    rl.add_argument("corpus", type=Path, nargs="?", default=CORPUS)
     sc = sub.add_parser("score", help="the guard against the labelled corpus")
-    sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS, help=f"default {CORPUS}; or {HELDOUT}")
+    sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS, help=f"default {CORPUS}; or {HELDOUT}, {SEED2}")
     args = ap.parse_args()
     if args.command == "export":
-        export(args.runs, args.out)
+        export(args.runs, args.out, args.sample)
     elif args.command == "merge":
         merge(args.items, args.labels, args.prefix, args.out, args.to_label)
+    elif args.command == "relabel":
+        relabel(args.corpus)
     else:
         raise SystemExit(score(args.corpus))
 

@@ -62,6 +62,20 @@ def _reasons(action, listing=SC) -> list[str]:
             "annotation",
         ),
         (MakeOffer(terms=MINE, message="Here is my offer. Now take my last offer,"), "cut"),
+        # Phrasings no pattern names, found in runs after the patterns were written: the deal's
+        # own words on a counter, a span of time the terms do not hold, a garbled number, an
+        # option given a number, and words no listing and no vetted list holds.
+        (MakeOffer(terms=MINE, message="We've just reached an agreement."), "claims_deal"),
+        (MakeOffer(terms=MINE, message="We're pleased to accept."), "claims_deal"),
+        (MakeOffer(terms=MINE, message="I have sold it to you."), "claims_deal"),
+        (WalkAway(message="The desk is sold, thank you."), "claims_deal"),
+        (MakeOffer(terms=MINE, message="You will have it in 125 days!"), "commitment"),
+        (MakeOffer(terms=MINE, message="We want to close this (1,3033 for us)."), "price"),
+        (MakeOffer(terms=MINE, message="Here it is: 880 USD, assembly 3."), "contradiction"),
+        (MakeOffer(terms=MINE, message="Let's go to the restaurant!"), "commitment"),
+        (MakeOffer(terms=MINE, message="Let's sign it over dinner by the harbour."), "unvetted"),
+        (MakeOffer(terms=MINE, message="See how much this adds to your portfolio."), "unvetted"),
+        (MakeOffer(terms=MINE, message="Our courier brings it to your porch."), "unvetted"),
     ],
 )
 def test_each_ungrounded_family_is_found(action, reason):
@@ -79,6 +93,12 @@ def test_each_ungrounded_family_is_found(action, reason):
         "It is a solid desk that will last for years. Thank you for your interest!",
         "I understand your budget is tight.",
         "That is my best offer for now.",
+        "Will you accept 880 USD?",
+        "If it is agreed, the desk is yours.",
+        "We can't accept 560, but 880 works.",
+        "Delivery in 2 weeks, paid upfront.",
+        "This electric standing desk is 160 x 80 cm.",  # the listing's own words
+        "We're offering a fair price, and I hope we can reach a deal soon.",
     ],
 )
 def test_grounded_messages_pass_untouched(message):
@@ -92,6 +112,14 @@ def test_policies_the_listing_states_may_be_cited():
     cited = MakeOffer(terms=MINE, message="You can return it within 30 days for a refund, and pay by credit card.")
     assert _reasons(cited, shop) == []
     assert _reasons(cited) == ["commitment"]  # the same words where the listing states no such policy
+
+
+def test_the_business_words_and_the_listings_own_pass_the_vocabulary():
+    branded = MakeOffer(terms=MINE, message="Oakline desks are built to last.")
+    assert _reasons(branded) == ["unvetted"]
+    assert Grounding(_view(), "Friendly, concise. Brand: Oakline Furniture, built to last.").findings(branded) == []
+    found = Grounding(_view()).findings(MakeOffer(terms=MINE, message="Thanks! Ask our concierge."))
+    assert [(f.reason, f.sentence) for f in found] == [("unvetted", "Ask our concierge.")]
 
 
 def test_the_sellers_prompt_says_what_it_may_promise_and_names_the_policies():
@@ -142,12 +170,13 @@ def _move_over_http(base_url: str, headers: dict) -> str:
     return moved["transcript"][-1]["action"]["message"]
 
 
-def test_the_http_and_mcp_faces_send_only_grounded_words(service_process):
+@pytest.mark.parametrize("say, word", [("commitment", "refundable"), ("unvetted", "harbour")])
+def test_the_http_and_mcp_faces_send_only_grounded_words(service_process, say, word):
     import asyncio
 
-    served = service_process(seller="scripted/ungrounded?say=commitment", key=KEY)
+    served = service_process(seller=f"scripted/ungrounded?say={say}", key=KEY)
     said = _move_over_http(served.base_url, served.headers)
-    assert "refundable" not in said and said.strip()
+    assert word not in said and said.strip()
 
     async def over_mcp() -> str:
         from mcp import Client
@@ -163,4 +192,30 @@ def test_the_http_and_mcp_faces_send_only_grounded_words(service_process):
                 return moved.structured_content["transcript"][-1]["action"]["message"]
 
     said = asyncio.run(over_mcp())
-    assert "refundable" not in said and said.strip()
+    assert word not in said and said.strip()
+
+
+def test_the_strategys_own_sentences_pass_on_every_listing():
+    # The words a seller falls back on (the guard's own sentence, the decision seller's move
+    # sentences, a blocked accept's counter) must never be what the check removes.
+    from negotiator.domain.generator import TEMPLATES
+    from negotiator.domain.issues import terms_in_words
+    from negotiator.llm.assist import _SENTENCES
+    from negotiator.llm.grounding import own_sentence
+    from negotiator.llm.guard import fallback_action
+
+    said = [*_SENTENCES.values(), "Here is my offer: {terms}.", "Deal, thank you."]
+    said += ["I'm sorry we could not agree. Goodbye.", "I can't accept those terms, but I can offer this."]
+    for template in TEMPLATES:
+        listing = generate(0, template)
+        view = PartyView.of(listing, "seller", [], negotiation_id="n")
+        check = Grounding(view)
+        terms = listing.seller.ideal(listing.space)
+        actions = [MakeOffer(terms=terms, message=t.format(terms=terms_in_words(listing.space, terms))) for t in said]
+        actions += [fallback_action(view), WalkAway(message=own_sentence(WalkAway()))]
+        actions += [
+            Accept(message=own_sentence(Accept())),
+            MakeOffer(terms=terms, message=own_sentence(MakeOffer(terms=terms))),
+        ]
+        for action in actions:
+            assert check.findings(action) == [], (template, action.message)

@@ -61,3 +61,21 @@ def test_what_the_buyer_reads_is_this_guards_output():
     for item in ITEMS:
         if item["stage"] == "buyer":
             assert corpus.guarded(written[item["id"][:-1]]) == item["action"]["message"], item["id"]
+
+
+def test_the_seed2_sample_as_this_guard_lets_buyers_read_it():
+    # The second labelled run: its buyer side must be this guard's output (relabel after a
+    # change), and by its labels what buyers read holds the same goals as the corpus.
+    items = corpus.load(corpus.SEED2)
+    written = {i["id"]: i for i in items if i["stage"] == "model"}
+    for item in items:
+        assert item["label"]["grounded"] == (not item["label"]["categories"]), item["id"]
+        if item["stage"] == "buyer":
+            assert corpus.guarded(written[item["id"][:-1]]) == item["action"]["message"], item["id"]
+        elif item["stage"] == "both":
+            assert corpus.guarded(item) == item["action"]["message"], item["id"]
+    m = corpus.measure(items)
+    assert m.read >= 200
+    for category in ("claims_deal", "price", "cut"):
+        assert m.after[category] == 0, category
+    assert m.after["commitment"] <= 0.01 * m.read

@@ -92,7 +92,7 @@ async def test_user_limits_are_added_to_the_scenario_limits(seller_first):
         ("Honestly, my walk-away value is {r}.", True),
         ("I'd be unhappy below {pct}% of my best outcome.", True),
         ("The lowest I could ever take is ${floor_comma}.", True),
-        ("This sofa is lovely. Delivery in {days} days.", False),
+        ("This desk is lovely. Delivery in {days} days.", False),
         ("Here is my offer.", False),
     ],
 )

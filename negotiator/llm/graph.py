@@ -162,7 +162,7 @@ def build_turn_graph():
         assert action is not None
         if not cfg.guard:
             return {"guard": None}
-        new, intervention = Guard(state["view"], cfg.strategy, state.get("advice")).check(action)
+        new, intervention = Guard(state["view"], cfg.strategy, state.get("advice"), cfg.instructions).check(action)
         if intervention is not None and tracer is not None:
             with tracer.start_as_current_span("negotiator.guard") as span:
                 span.set_attribute("negotiator.guard.kinds", intervention.kinds)

@@ -28,10 +28,11 @@ import re
 from dataclasses import dataclass
 
 from ..actions import Accept, MakeOffer, WalkAway
-from ..domain.issues import NumericIssue, Offer
+from ..domain.issues import DiscreteIssue, NumericIssue, Offer
 from ..party import AnyAction, PartyView
 from .consistency import restated
 from .secrecy import numbers, safe_message, sentences
+from .vocabulary import Vocabulary
 
 _CLAIMS_DEAL = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
@@ -44,7 +45,21 @@ _CLAIMS_DEAL = re.compile(
     r"|\b(?:and|we|i|will)\s+accept\s+(?:this|your|the)\s+offer\b|\boffer\s+accepted\b|\bfinal\s+agreement\b"
     r"|\bthanks?\s+(?:you\s+)?(?:very\s+much\s+|so\s+much\s+)?for\s+(?:taking|accepting|agreeing\s+to)\s+(?:our|my|this|the)\s+(?:\w+\s+)?(?:offer|deal)\b"
     r"|\bfor\s+placing\s+(?:an|your)\s+order\b"
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|your)\s+(?:deposit|payment|money|order|purchase)\b"
     r"|\bmade\s+you\s+a\s+deal\b",
+    re.I,
+)
+# The words a deal is told with, in any phrasing ("We've just reached an agreement.", "We're
+# pleased to accept.", "I have sold it to you."): on a counter or a walk-away they claim one
+# unless the sentence asks, hopes, looks ahead or denies ("If it is accepted", "Agreed?").
+_CLAIM_WORDS = re.compile(
+    r"\b(?:accepted|agreed|agreement|sold|purchased|bought|congratulations)\b"
+    r"|\b(?:pleased|happy|glad|delighted|honou?red)\s+to\s+(?:accept|agree)\b",
+    re.I,
+)
+_NOT_A_CLAIM = re.compile(
+    r"\?|\b(?:not|no|never|cannot|nothing|if|once|when|until|unless|whether|let'?s|hope|hoping|forward"
+    r"|would|could|can|will\s+you|want|wish|like\s+to|ready|yet|before|after)\b|n't\b",
     re.I,
 )
 _INVITES = re.compile(
@@ -69,12 +84,14 @@ _BUYER_ROLE = re.compile(
     r"|\b(?:my|our)\s+(?:own\s+)?budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
-    r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b|\blet\s+(?:me|us)\s+(?:take|buy|have)\s+the\b",
+    r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b|\blet\s+(?:me|us)\s+(?:take|buy|have)\s+the\b"
+    # the roles turned round: the buyer told to sell, the seller spoken of as another party
+    r"|\byou\b[^.!?]{0,24}\bsell(?:s|ing)?\b|\bhappy\s+selling\b|\bthe\s+seller\b|\boffered\s+(?:it\s+)?to\s+me\b",
     re.I,
 )
 _ANNOTATION = re.compile(
     r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
-    r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\butility\b"  # the seller's private figures, its menu's ids
+    r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\(\s*[A-H]\s*\)|\butility\b"  # the seller's private figures, its menu's ids
     r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]|\.{3}\s*\(\d+\)"
     r"|:\s*(?:\.{3}|…)\s*$|^\s*(?:\.{3}|…|\(\d+\)\.?)\s*$|\([^)]*\b[a-z]+_[a-z]+\b[^)]*\)|\(\s*name\s*\+|\b[a-z]+_[a-z_]+\(\)|\bmake_offer\b",  # a placeholder where the terms go  # the answer format's residue: '”.}', '[net60]'
     re.I,
@@ -85,7 +102,7 @@ _COMMITMENTS: dict[str, str] = {
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
     "any_price": r"\b(?:any|whatever)\s+price\b|\bprice\s+you\s+(?:like|want|choose)\b"
-    r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b",
+    r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b|\d\s*%\s*off\b",
     "stock": r"\bout\s+of\s+stock\b|\bin\s+stock\b",
     "meeting": r"\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
     r"|\bby\s+(?:text|calling|phone)\b",
@@ -100,6 +117,7 @@ _COMMITMENTS: dict[str, str] = {
     r"|\bzelle\b|\bvenmo\b|\bwestern\s+union\b|\bmoney\s+order\b|\bsend\s+(?:me\s+)?(?:the\s+)?(?:money|payment|funds)\b"
     r"|\bhalf\s+(?:now|up\s*front|on\s+delivery|later|when)\b|\bpay\s+(?:the\s+)?(?:rest|remainder|balance)\b"
     r"|(?<!if )\byou\s+(?:must|need\s+to|have\s+to|will\s+need\s+to)\s+pay\b"
+    r"|\b(?:start|begin)\s+(?:making\s+)?(?:a\s+|the\s+|your\s+)?payments?\b|\bmake\s+(?:a|the|your)\s+payment\b"
     r"|\btransfer\w*|\bbank\s+account\b|\b(?:you\s+have|you'?ve|has\s+been)\s+paid\b|\bpayment\s+(?:is\s+)?received\b",
     "dates": r"\b(?:by|until|before|on)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|tonight"
     r"|next\s+week|the\s+end\s+of)\b|\bexpires?\b|\bdeadline\b|\bonly\s+(?:today|this\s+week)\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
@@ -112,12 +130,26 @@ _COMMITMENTS: dict[str, str] = {
 }
 _COMMITMENT_RE = {family: re.compile(pattern, re.I) for family, pattern in _COMMITMENTS.items()}
 _CURRENCY = {
-    "USD": r"\$|\busd\b|\bdollars?\b|\bbucks\b",
-    "EUR": r"€|\beur\b|\beuros?\b",
-    "GBP": r"£|\bgbp\b|\bpounds?\b",
-    "JPY": r"¥|\bjpy\b|\byen\b",
-    "CHF": r"\bchf\b|\bfrancs?\b",
-    "INR": r"₹|\binr\b|\brupees?\b",
+    "USD": r"\$|(?<![a-z])usd\b|\bdollars?\b|\bbucks\b",  # "6USD": a code glued to its amount
+    "EUR": r"€|(?<![a-z])eur\b|\beuros?\b",
+    "GBP": r"£|(?<![a-z])gbp\b|\bpounds?\b",
+    "JPY": r"¥|(?<![a-z])jpy\b|\byen\b",
+    "CHF": r"(?<![a-z])chf\b|\bfrancs?\b",
+    "INR": r"₹|(?<![a-z])inr\b|\brupees?\b",
+}
+# A number no reader can take at its word: "1,3033", "1,30,33".
+_GARBLED = re.compile(r"\d,\d{4,}|\d,\d{1,2},\d")
+# A span of time: "in 125 days", "2 weeks", "a 3-year plan".
+_SPAN = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)[\s-]?(days?|weeks?|months?|years?|yrs?)\b", re.I)
+_IN_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "yr": 365}
+# The listing's currency in the words a message may spell it with.
+_CURRENCY_WORDS = {
+    "USD": ("dollar", "dollars", "bucks"),
+    "EUR": ("euro", "euros"),
+    "GBP": ("pound", "pounds"),
+    "JPY": ("yen",),
+    "CHF": ("franc", "francs"),
+    "INR": ("rupee", "rupees"),
 }
 _BARE_NUMBER = re.compile(
     r"(?<![\w.,/:-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w/:-]|\s*(?:%|percent|days?|weeks?|months?|years?|yrs?"
@@ -129,7 +161,8 @@ _BARE_NUMBER = re.compile(
 _CUT = re.compile(
     r"(?:[,;:(\[{–—$€£-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|our|their|its|at|in|on|by|from|into|about"
     r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no)"
-    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+|\b(?:with|of|and|or|an?)\s+\d+|\bis\s+\d)\s*$",  # "Price and delivery_days", "service with 3"
+    r"|\b(?:and|or)\s+[a-z]+_[a-z_]+|\b(?:with|of|and|or|an?)\s+\d+|\bis\s+\d)\s*$"  # "Price and delivery_days", "service with 3"
+    r"|:\s*(?:[a-z]\b)?\W{0,2}$",  # a colon with nothing after it: "Here is my offer: a.", "Here's your offer:."
     re.I,
 )
 
@@ -143,7 +176,7 @@ class Finding:
 class Grounding:
     """What one seller turn may say, from the seller's own view."""
 
-    def __init__(self, view: PartyView):
+    def __init__(self, view: PartyView, instructions: str = ""):
         self.view = view
         sc = view.scenario
         self.currency = sc.currency.upper()
@@ -157,21 +190,40 @@ class Grounding:
         terms = [f"{i.name} {i.name.replace('_', ' ')} {i.unit}" for i in sc.issues]
         terms += [f"{o} {str(o).replace('_', ' ')}" for i in sc.issues for o in getattr(i, "options", ())]
         self.vocabulary = set(re.findall(r"[\w%-]+", " ".join([*terms, sc.currency]).lower()))
+        # Every word a sentence may use: the vetted list, this listing's, the business's instructions'.
+        self.words = Vocabulary(*facts, *terms, sc.currency, *_CURRENCY_WORDS.get(self.currency, ()), instructions)
         self.price_issues = [i for i in sc.issues if isinstance(i, NumericIssue) and "price" in i.name]
         self.prices_above_1 = all(i.low >= 1 for i in self.price_issues)
+        # An issue of named options given a number ("assembly 3", "payment terms 7"): a value no option holds.
+        named = [
+            re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]")
+            for i in sc.issues
+            if isinstance(i, DiscreteIssue) and not any(isinstance(o, (int, float)) for o in i.options)
+        ]
+        self.numbered_option = re.compile(rf"\b(?:{'|'.join(named)})\s*(?:is|of|=|:)?\s*\d", re.I) if named else None
+        # A list of terms that ends on an issue's name without its value: "..., contract months 36, support."
+        names = "|".join(re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]") for i in sc.issues)
+        self.bare_issue = re.compile(rf",\s*(?:{names})\s*[.!]?\s*$", re.I)
+        # Issues counted in time ("delivery_days", "warranty_months"): a span a message names must be one of theirs.
+        self.time_issues = [i for i in sc.issues if (getattr(i, "unit", "") or "").lower().rstrip("s") in _IN_DAYS]
 
     def findings(self, action: AnyAction) -> list[Finding]:
         """Every sentence of the action's message that the listing and the move do not back."""
-        out: list[Finding] = []
         said = sentences(action.message or "")
         allowed = self._allowed_numbers(action)
-        for k, sentence in enumerate(said):
-            reason = self._reason(action, sentence, allowed)
-            if reason is None and k == len(said) - 1 and (_CUT.search(sentence) or self._unfinished(sentence)):
-                reason = "cut"
-            if reason is not None:
-                out.append(Finding(reason, sentence))
-        return out
+        reasons = [self._reason(action, sentence, allowed) for sentence in said]
+        # The message ends on its last sentence that stays: cut ones go until a finished one ends it
+        # ("Here is my offer: a." before a sentence the check removed is the end the buyer reads).
+        for k in reversed(range(len(said))):
+            if reasons[k] is None:
+                if not self._cut(said[k]):
+                    break
+                reasons[k] = "cut"
+        return [Finding(reason, sentence) for reason, sentence in zip(reasons, said, strict=True) if reason is not None]
+
+    def _cut(self, sentence: str) -> bool:
+        """A sentence that stops mid-way: on a comma, a word that needs another, an issue without its value."""
+        return bool(_CUT.search(sentence) or self._unfinished(sentence) or self.bare_issue.search(sentence))
 
     def ground(self, action: AnyAction) -> tuple[AnyAction, list[Finding]]:
         """The action with the failing sentences removed (the strategy's sentence if none is left)."""
@@ -186,6 +238,9 @@ class Grounding:
         if isinstance(action, (MakeOffer, WalkAway)):
             claim = _CLAIMS_DEAL.search(sentence)
             if claim and not _CONDITIONAL.search(sentence[: claim.start()]):  # "If your offer is accepted, ..."
+                return "claims_deal"
+            claim = _CLAIM_WORDS.search(sentence)
+            if claim and not _NOT_A_CLAIM.search(sentence) and not self._listed(claim.group()):
                 return "claims_deal"
         if isinstance(action, WalkAway) and _INVITES.search(sentence):
             return "invites_offers"
@@ -202,8 +257,14 @@ class Grounding:
         for code, marker in _CURRENCY.items():
             if code != self.currency and re.search(marker, sentence, re.I) and not self._listed(code.lower()):
                 return "commitment"  # another currency: a conversion the business never gave
-        if self._stray_price(sentence, allowed):
+        if self.numbered_option is not None and self.numbered_option.search(sentence):
+            return "contradiction"
+        if self._stray_price(action, sentence, allowed) or _GARBLED.search(sentence):
             return "price"
+        if self._stray_time(sentence, action):
+            return "commitment"  # a time the terms do not hold: a date the business never gave
+        if self.words.unknown(sentence):
+            return "unvetted"
         return None
 
     def _unfinished(self, sentence: str) -> bool:
@@ -238,7 +299,41 @@ class Grounding:
             values.append(float(list_price))  # what the shop shows
         return values
 
-    def _stray_price(self, sentence: str, allowed: list[float]) -> bool:
+    def _money(self, action: AnyAction) -> list[float]:
+        """The amounts of money on the table: the price issues' values, totals, the list price."""
+        issues = {i.name for i in self.price_issues}
+        values = [
+            float(v)
+            for offer in (getattr(action, "terms", None), self.view.standing_offer, self.view.own_last_offer)
+            for k, v in (offer or {}).items()
+            if k in issues and isinstance(v, (int, float))
+        ]
+        terms: Offer | None = getattr(action, "terms", None) or self.view.standing_offer
+        counts = [float(v) for k, v in (terms or {}).items() if k in ("quantity", "seats", "units", "guests")]
+        values += [p * q for p in list(values) for q in counts]
+        list_price = self.view.scenario.product.list_price
+        return values + ([float(list_price)] if list_price is not None else [])
+
+    def _stray_time(self, sentence: str, action: AnyAction) -> bool:
+        """A span of time the move, the buyer's terms and the listing do not hold ("in 125 days"
+        with delivery in 14): the term's own value in any unit passes ("2 weeks" for 14 days,
+        "a year" of a 12-month warranty)."""
+        listed = restated(sentence, self.listing_text)
+        spans = [
+            float(v) * _IN_DAYS.get(i.unit.lower().rstrip("s"), 1)
+            for offer in (getattr(action, "terms", None), self.view.standing_offer, self.view.own_last_offer)
+            for i in self.time_issues
+            if isinstance(v := (offer or {}).get(i.name), (int, float))
+        ]
+        for m in _SPAN.finditer(sentence):
+            n, unit = float(m.group(1)), m.group(2).lower().rstrip("s")
+            days = n * _IN_DAYS[unit]
+            ok = any(abs(days - a) <= 0.5 * _IN_DAYS[unit] for a in spans)
+            if not ok and n not in listed:
+                return True
+        return False
+
+    def _stray_price(self, action: AnyAction, sentence: str, allowed: list[float]) -> bool:
         """A price-like number in ``sentence`` that is not on the table."""
         marker = _CURRENCY.get(self.currency, r"\b" + re.escape(self.currency.lower()) + r"\b")
         said = numbers(sentence) if re.search(marker, sentence, re.I) is not None else []
@@ -251,10 +346,14 @@ class Grounding:
             attached = re.compile(rf"(?:{marker})\s?{amount}|{amount}\s?(?:{marker})", re.I)
             near = " ".join(m.group() for m in attached.finditer(sentence))
             small = [float(x.replace(",", "")) for x in re.findall(amount, near) if x.replace(",", "")]
-            said = [x for x in said if x >= low] + [x for x in small if x < low]
+            # A small amount of money must be money on the table, not a count that happens to match ("6USD" with 6 months).
+            money = self._money(action)
+            if any(not any(abs(x - a) <= max(0.005, 0.005 * abs(a)) for a in money) for x in small if x < low):
+                return True
+            said = [x for x in said if x >= low]
             for m in _BARE_NUMBER.finditer(sentence):
                 x = float(m.group(0).replace(",", ""))
-                if low <= x <= high and x >= 20:
+                if (low <= x <= high and x >= 20) or ("." in m.group(0) and x >= 1):  # "Here's your 246.4"
                     said.append(x)
         listed = restated(sentence, self.listing_text)  # "orders over 1000 USD", as the policy says it
         return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) and x not in listed for x in said)

@@ -48,8 +48,11 @@ def _numbers(text: str) -> list[float]:
 class Guard:
     """Hard limits and secrecy for one seller turn, built from the seller's own view."""
 
-    def __init__(self, view: PartyView, strategy: Strategy | None = None, advice: Advice | None = None):
+    def __init__(
+        self, view: PartyView, strategy: Strategy | None = None, advice: Advice | None = None, instructions: str = ""
+    ):
         self.view = view
+        self.instructions = instructions  # the business's own words: the seller may use them too
         self.prefs, self.limits, self.space = view.preferences, view.limits, view.space
         self.floor = self.limits.utility_floor(self.prefs)
         self.strategy = strategy or REPAIR_STRATEGY
@@ -118,7 +121,7 @@ class Guard:
                     update={"message": self.redact(corrected, terms if isinstance(new, MakeOffer) else None)}
                 )
         if self.view.role == "seller" and new.message:
-            new, ungrounded = Grounding(self.view).ground(new)
+            new, ungrounded = Grounding(self.view, self.instructions).ground(new)
             if ungrounded:
                 kinds.append("message_ungrounded")
                 reasons["message_grounding"] = ", ".join(dict.fromkeys(f.reason for f in ungrounded))

@@ -322,7 +322,7 @@ def _accept_any(request: ModelRequest) -> str:
 
 NAMED = ("boulware", "accept", "move", "malformed", "invalid", "garbage", "hostile", "ungrounded", "flaky", "error")
 
-UNGROUNDED = ("claims_deal", "commitment", "price", "buyer_role", "annotation", "cut")
+UNGROUNDED = ("claims_deal", "commitment", "price", "buyer_role", "annotation", "cut", "unvetted")
 
 
 class _Ungrounded:
@@ -348,6 +348,7 @@ class _Ungrounded:
             "buyer_role": "I will be very glad to purchase the item.",
             "annotation": "{{note: value for offer is 0.64}}",
             "cut": "Now take my last offer,",
+            "unvetted": "Let's sign it over dinner by the harbour.",
         }[say]
         answer["message"] = f"{answer.get('message') or 'Here is what I can do.'} {sentence}"
         return json.dumps(answer)
