@@ -59,6 +59,7 @@ HELDOUT = Path(__file__).with_name("data") / "grounding_heldout.jsonl"
 # A sample of a run at another seed (300 seller turns), labelled by two labellers blind to the
 # check after the vetted vocabulary was written: the model's text and what this guard lets through.
 SEED2 = Path(__file__).with_name("data") / "grounding_seed2.jsonl"
+SEED3 = Path(__file__).with_name("data") / "grounding_seed3.jsonl"  # the same at seed 3, after seed 2's rules
 CATEGORIES = (
     "claims_deal",
     "other_terms",
@@ -337,7 +338,9 @@ def main() -> None:
     rl = sub.add_parser("relabel", help="the buyer's side again, after a change to the guard")
     rl.add_argument("corpus", type=Path, nargs="?", default=CORPUS)
     sc = sub.add_parser("score", help="the guard against the labelled corpus")
-    sc.add_argument("corpus", type=Path, nargs="?", default=CORPUS, help=f"default {CORPUS}; or {HELDOUT}, {SEED2}")
+    sc.add_argument(
+        "corpus", type=Path, nargs="?", default=CORPUS, help=f"default {CORPUS}; or {HELDOUT}, {SEED2}, {SEED3}"
+    )
     args = ap.parse_args()
     if args.command == "export":
         export(args.runs, args.out, args.sample)

@@ -17,12 +17,14 @@ from negotiator import SellerAgent
 from negotiator.actions import Accept, MakeOffer, WalkAway
 from negotiator.domain import generate
 from negotiator.llm.grounding import Grounding
-from negotiator.models.scripted import UNGROUNDED
+from negotiator.models.scripted import UNGROUNDED, UNGROUNDED_MOVES
 from negotiator.party import PartyView, PublicMove
 
 KEY = "test-key-0123456789abcdef"
 SC = generate(0)  # a standing desk: price 507..1014 USD, delivery, assembly, payment terms (upfront, net30, net60)
 THEIRS = {"price": 560, "delivery_days": 7, "assembly": "included", "payment_terms": "net60"}
+GENEROUS = {"price": 1000, "delivery_days": 14, "assembly": "none", "payment_terms": "upfront"}  # one to accept
+FAMILIES = (*UNGROUNDED, *UNGROUNDED_MOVES)
 MINE = {"price": 880, "delivery_days": 14, "assembly": "none", "payment_terms": "upfront"}
 
 
@@ -148,35 +150,54 @@ def test_the_guard_removes_the_sentence_and_counts_it():
     assert Guard(_view()).check(only_bad)[0].message == "Here is my offer."  # the strategy's own sentence
 
 
-@pytest.mark.parametrize("say", UNGROUNDED)
+@pytest.mark.parametrize("say", FAMILIES)
 async def test_the_sdk_seller_never_sends_an_ungrounded_sentence(say):
     seller = SellerAgent(f"scripted/ungrounded?say={say}", strategy=None)
-    moves = [PublicMove(party="buyer", action=MakeOffer(terms=THEIRS, message="560?"))]
+    moves = [PublicMove(party="buyer", action=MakeOffer(terms=GENEROUS if say == "other_terms" else THEIRS))]
     turn = await seller.respond(SC.listing(), moves)
     # A stray price next to the issue's name is put right by the consistency check first; the rest go.
     changed = {"message_ungrounded", "message_corrected"}
     assert turn.guard is not None and changed & set(turn.guard.kinds), turn.action.message
     assert Grounding(_view()).findings(turn.action) == []
     assert turn.guard.original["message"] != turn.action.message  # the model did say it
+    assert turn.action.action == UNGROUNDED_MOVES.get(say, "make_offer")  # the move is the model's
 
 
-def _move_over_http(base_url: str, headers: dict) -> str:
+# Words of each family's sentence (negotiator.models.scripted) that must not reach the buyer.
+MARKS = {
+    "claims_deal": "sold",
+    "commitment": "refundable",
+    "price": f"{round(SC.space.issue('price').low * 0.61 + 0.37, 2):g}",  # the stray amount the model names
+    "buyer_role": "purchase",
+    "annotation": "{{",
+    "cut": "last offer,",
+    "unvetted": "harbour",
+    "contradiction": "Yes,",
+    "other_terms": "but only",
+    "invites_offers": "any time",
+}
+
+
+def _move_over_http(base_url: str, headers: dict, terms: dict) -> dict:
     opened = httpx.post(f"{base_url}/v1/negotiations", json={"seed": 0}, headers=headers).json()
     moved = httpx.post(
         f"{base_url}/v1/negotiations/{opened['id']}/moves",
-        json={"action": "offer", "terms": THEIRS, "message": "560?"},
+        json={"action": "offer", "terms": terms, "message": "How about this?"},
         headers={"Authorization": f"Bearer {opened['token']}"},
     ).json()
-    return moved["transcript"][-1]["action"]["message"]
+    return moved["transcript"][-1]["action"]
 
 
-@pytest.mark.parametrize("say, word", [("commitment", "refundable"), ("unvetted", "harbour")])
-def test_the_http_and_mcp_faces_send_only_grounded_words(service_process, say, word):
+@pytest.mark.parametrize("say", FAMILIES)
+def test_the_http_and_mcp_faces_send_only_grounded_words(service_process, say):
     import asyncio
 
-    served = service_process(seller=f"scripted/ungrounded?say={say}", key=KEY)
-    said = _move_over_http(served.base_url, served.headers)
-    assert word not in said and said.strip()
+    # The pure policy (strategy=none) makes the model's own move: an acceptance or a walk-away at once.
+    served = service_process(seller=f"scripted/ungrounded?say={say}&strategy=none", key=KEY)
+    terms = GENEROUS if say == "other_terms" else THEIRS
+    kind = UNGROUNDED_MOVES.get(say, "make_offer")
+    said = _move_over_http(served.base_url, served.headers, terms)
+    assert said["action"] == kind and MARKS[say] not in said["message"] and said["message"].strip()
 
     async def over_mcp() -> str:
         from mcp import Client
@@ -187,12 +208,12 @@ def test_the_http_and_mcp_faces_send_only_grounded_words(service_process, say, w
                 opened = (await c.call_tool("open_negotiation", {"seed": 0})).structured_content
                 moved = await c.call_tool(
                     "make_offer",
-                    {"negotiation_id": opened["id"], "terms": THEIRS, "message": "560?"},
+                    {"negotiation_id": opened["id"], "terms": terms, "message": "How about this?"},
                 )
-                return moved.structured_content["transcript"][-1]["action"]["message"]
+                return moved.structured_content["transcript"][-1]["action"]
 
     said = asyncio.run(over_mcp())
-    assert word not in said and said.strip()
+    assert said["action"] == kind and MARKS[say] not in said["message"] and said["message"].strip()
 
 
 def test_the_strategys_own_sentences_pass_on_every_listing():

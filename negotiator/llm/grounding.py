@@ -5,7 +5,8 @@ and the policies the business lets it cite, the issues and their options, the cu
 terms of its own move, and the buyer's standing terms named as theirs. A sentence that goes
 beyond them is a commitment the business never made, and the guard removes it:
 
-* ``claims_deal``: a counter-offer or a walk-away that says it accepted or that the item is sold;
+* ``claims_deal``: a counter-offer or a walk-away that says it accepted or that the item is sold,
+  or tells a deal in its own words ("We've just reached an agreement.");
 * ``invites_offers``: a walk-away that asks for more offers;
 * ``other_terms``: an acceptance that adds a condition ("Deal, but with 20 more seats");
 * ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
@@ -13,13 +14,16 @@ beyond them is a commitment the business never made, and the guard removes it:
   off-platform steps, unless the listing's own text names them;
 * ``buyer_role``: the seller speaking as the buyer ("I will pay", "I'd like to purchase");
 * ``annotation``: template or prompt residue ("{{note: ...", "[offer]", "TODO");
-* ``price``: a price-like number (next to a currency, or of a price's magnitude) that is
-  neither the move's nor the buyer's standing terms;
-* ``cut``: the last sentence stops mid-way.
+* ``price``: a price-like number (next to a currency, or of a price's magnitude, or a bare
+  decimal) that is neither the move's nor the buyer's standing terms, or a garbled one;
+* ``contradiction``: an issue of named options given a number ("assembly 3");
+* ``unvetted``: a word that neither the vetted vocabulary (``negotiator.llm.vocabulary``) nor
+  the listing nor the business's instructions holds: new nonsense no pattern names;
+* ``cut``: the message's last sentence stops mid-way.
 
-This is a pattern check, in English: it reads the failure families measured on the embedded
-model's output (docs/guard.md says what it catches and what it cannot). When every sentence
-goes, the strategy's own sentence for the move stands in.
+This is a check of English words and patterns: it reads the failure families measured on the
+embedded model's output, then every word (docs/guard.md says what it catches and what it
+cannot). When every sentence goes, the strategy's own sentence for the move stands in.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ _CLAIMS_DEAL = re.compile(
     r"|\bthanks?\s+(?:you\s+)?(?:very\s+much\s+|so\s+much\s+)?for\s+(?:taking|accepting|agreeing\s+to)\s+(?:our|my|this|the)\s+(?:\w+\s+)?(?:offer|deal)\b"
     r"|\bfor\s+placing\s+(?:an|your)\s+order\b"
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|your)\s+(?:deposit|payment|money|order|purchase)\b"
+    # thanks for a step only a sale has: paying, choosing us, buying, ordering, signing, booking
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:your\s+)?(?:pay|choos|purchas|buy|order|agree|accept|sign|book|confirm|select|shopp)\w*"
     r"|\bmade\s+you\s+a\s+deal\b",
     re.I,
 )
@@ -54,11 +60,12 @@ _CLAIMS_DEAL = re.compile(
 # unless the sentence asks, hopes, looks ahead or denies ("If it is accepted", "Agreed?").
 _CLAIM_WORDS = re.compile(
     r"\b(?:accepted|agreed|agreement|sold|purchased|bought|congratulations)\b"
-    r"|\b(?:pleased|happy|glad|delighted|honou?red)\s+to\s+(?:accept|agree)\b",
+    r"|\b(?:pleased|happy|glad|delighted|honou?red)\s+to\s+(?:accept|agree)\b"
+    r"|\b(?:i|we)\s+(?:\w+\s+)?agree\b|\bagree\s+to\s+(?:it|this|that)\b",
     re.I,
 )
 _NOT_A_CLAIM = re.compile(
-    r"\?|\b(?:not|no|never|cannot|nothing|if|once|when|until|unless|whether|let'?s|hope|hoping|forward"
+    r"\?|\b(?:not|no|never|cannot|nothing|if|once|when|until|unless|whether|hope|hoping|forward"
     r"|would|could|can|will\s+you|want|wish|like\s+to|ready|yet|before|after)\b|n't\b",
     re.I,
 )
@@ -74,7 +81,7 @@ _WORTH = re.compile(r"(?<![\d.,$€£])0\.\d{1,3}\b")
 # An acceptance takes the buyer's terms as they stand: a condition added to it proposes others.
 _OTHER_TERMS = re.compile(
     r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
-    r"|\bno\s+deal\b|\bno\s+offer\s+accepted\b|\bcan(?:no|')t\s+do\s+it\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
+    r"|\bno\s+deal\b|\bno\s+offer\s+accepted\b|\bno\s+longer\b|\bnot\s+quite\b|\bcan(?:no|')t\s+do\s+it\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
     r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b",
     re.I,
 )  # ...and one that says it does not accept contradicts its own move
@@ -93,7 +100,7 @@ _ANNOTATION = re.compile(
     r"\{\{|\}\}|\[\[|\]\]|\{\s*note\b|\bnote\s*:|\bTODO\b|<\s*/?[a-z][a-z0-9_]*\s*>|\[(?:offer|terms|price|name)\]"
     r"|\bworth\s+[01]?\.\d+\b|\boption\s+[A-H]\b(?!-)|\(\s*[A-H]\s*\)|\butility\b"  # the seller's private figures, its menu's ids
     r"|[\"”]\s*\.?\s*\}|\[(?:net\d+|upfront|none)\]|\.{3}\s*\(\d+\)"
-    r"|:\s*(?:\.{3}|…)\s*$|^\s*(?:\.{3}|…|\(\d+\)\.?)\s*$|\([^)]*\b[a-z]+_[a-z]+\b[^)]*\)|\(\s*name\s*\+|\b[a-z]+_[a-z_]+\(\)|\bmake_offer\b",  # a placeholder where the terms go  # the answer format's residue: '”.}', '[net60]'
+    r"|:\s*(?:\.{3}|…)\s*$|^\s*(?:\.{3}|…|\(\d+\)\.?)\s*$|\([^)]*\b[a-z]+_[a-z]+\b[^)]*\)|\(\s*name\s*\+|\b[a-z]+_[a-z_]+\(\)|\bmake_offer\b|\b[a-z]+_[a-z_]+\s*=",  # a placeholder where the terms go  # the answer format's residue: '”.}', '[net60]'
     re.I,
 )
 # Each family: the words that make a commitment; the listing's own text naming any of them lets it pass.
@@ -162,7 +169,8 @@ _CUT = re.compile(
     r"(?:[,;:(\[{–—$€£-]|\b(?:and|or|but|so|to|the|a|an|of|for|with|my|your|our|their|its|at|in|on|by|from|into|about"
     r"|is|are|was|were|be|been|have|has|will|can|than|that|this|it|we|you|i|they|if|when|which|who|as|not|no)"
     r"|\b(?:and|or)\s+[a-z]+_[a-z_]+|\b(?:with|of|and|or|an?)\s+\d+|\bis\s+\d)\s*$"  # "Price and delivery_days", "service with 3"
-    r"|:\s*(?:[a-z]\b)?\W{0,2}$",  # a colon with nothing after it: "Here is my offer: a.", "Here's your offer:."
+    r"|:\s*(?:[a-z]\b)?\W{0,2}$"  # a colon with nothing after it: "Here is my offer: a.", "Here's your offer:."
+    r"|[a-z]_\W{0,2}$",  # a name cut at its underscore: "Here's the sale_"
     re.I,
 )
 

@@ -18,7 +18,8 @@ and never states its private numbers. The guard is deterministic code, not a pro
   see ``consistency``);
 * a sentence the listing and the move do not back (a counter-offer that claims a deal,
   an invented refund, fee or payment step, a price not on the table, the buyer's voice,
-  template residue, a sentence cut mid-way) is removed (``message_ungrounded``, see
+  template residue, a sentence cut mid-way, a word neither a vetted vocabulary nor the
+  listing holds) is removed (``message_ungrounded``, see
   ``grounding``);
 * a message these checks fail to read (an error in the reading itself) is replaced, as a
   redaction: the checks fail closed, and the turn and its terms are kept.

@@ -13,7 +13,9 @@ pipeline: sensible play, malformed and hostile output, provider failures, latenc
 ``scripted/garbage``   never writes a usable action (the agent falls back)
 ``scripted/hostile``   offers and accepts below the floor, states the floor plainly and disguised
 ``scripted/ungrounded`` plays like boulware and adds a sentence no listing backs (``say=``: claims_deal,
-                       commitment, price, buyer_role, annotation, cut; by turn when not given)
+                       commitment, price, buyer_role, annotation, cut, unvetted, contradiction; by
+                       turn when not given); ``say=other_terms`` accepts and ``say=invites_offers``
+                       walks away, each with the sentence of its family
 ``scripted/flaky``     transient provider errors with probability ``p``
 ``scripted/error``     every call fails with a permanent provider error
 =====================  ============================================================
@@ -30,6 +32,7 @@ import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..domain.issues import DiscreteIssue
 from ..errors import ProviderError, ScriptError, ScriptExhausted, UsageError
 from ..strategy import OutcomeIndex, target_utility
 from .base import ModelRequest, ModelResponse, ToolCall
@@ -322,7 +325,11 @@ def _accept_any(request: ModelRequest) -> str:
 
 NAMED = ("boulware", "accept", "move", "malformed", "invalid", "garbage", "hostile", "ungrounded", "flaky", "error")
 
-UNGROUNDED = ("claims_deal", "commitment", "price", "buyer_role", "annotation", "cut", "unvetted")
+# Said on the tactic's counter-offer, one per turn when none is named ...
+UNGROUNDED = ("claims_deal", "commitment", "price", "buyer_role", "annotation", "cut", "unvetted", "contradiction")
+# ... and said only when named, with the move they belong to: an acceptance that adds a
+# condition, a walk-away that asks for more offers.
+UNGROUNDED_MOVES = {"other_terms": "accept", "invites_offers": "walk_away"}
 
 
 class _Ungrounded:
@@ -330,8 +337,9 @@ class _Ungrounded:
     the moves are the tactic's, the last sentence is one the guard's grounding must remove."""
 
     def __init__(self, say: str | None, tactic: Script):
-        if say is not None and say not in UNGROUNDED:
-            raise UsageError(f"scripted/ungrounded?say={say}: choose one of {', '.join(UNGROUNDED)}")
+        if say is not None and say not in UNGROUNDED and say not in UNGROUNDED_MOVES:
+            known = ", ".join((*UNGROUNDED, *UNGROUNDED_MOVES))
+            raise UsageError(f"scripted/ungrounded?say={say}: choose one of {known}")
         self.say, self.tactic = say, tactic
 
     def __call__(self, request: ModelRequest) -> str:
@@ -341,6 +349,20 @@ class _Ungrounded:
         say = self.say or UNGROUNDED[(view.turn // 2) % len(UNGROUNDED)]
         price = next((i for i in view.space.issues if "price" in i.name and hasattr(i, "low")), None)
         stray = round(price.low * 0.61 + 0.37, 2) if price is not None else 12345.67  # never on the table
+        if say in UNGROUNDED_MOVES:  # the move the sentence belongs to, whatever the tactic chose
+            message = {
+                "other_terms": "Deal, but only with delivery in 3 days.",
+                "invites_offers": "Goodbye. Send me a better offer any time.",
+            }[say]
+            return json.dumps({"action": UNGROUNDED_MOVES[say], "message": message})
+        named = next(
+            (
+                i
+                for i in view.space.issues
+                if isinstance(i, DiscreteIssue) and all(isinstance(o, str) for o in i.options)
+            ),
+            None,
+        )
         sentence = {
             "claims_deal": "I have accepted your offer and this one is now sold.",
             "commitment": "This offer is 100% non-refundable, no exceptions.",
@@ -349,6 +371,7 @@ class _Ungrounded:
             "annotation": "{{note: value for offer is 0.64}}",
             "cut": "Now take my last offer,",
             "unvetted": "Let's sign it over dinner by the harbour.",
+            "contradiction": f"Yes, {named.name.replace('_', ' ') if named else 'payment terms'} 3.",
         }[say]
         answer["message"] = f"{answer.get('message') or 'Here is what I can do.'} {sentence}"
         return json.dumps(answer)
