@@ -101,6 +101,11 @@ def test_each_ungrounded_family_is_found(action, reason):
         "Delivery in 2 weeks, paid upfront.",
         "This electric standing desk is 160 x 80 cm.",  # the listing's own words
         "We're offering a fair price, and I hope we can reach a deal soon.",
+        # a fluent model's sales talk: no promise in it
+        "I understand you're looking for a better price, and I'd like to find something that works for both of us.",
+        "That said, I'm happy to include assembly if we can settle on price.",
+        "We're close, so let's meet somewhere in the middle.",
+        "Thanks for your patience while we work this out.",
     ],
 )
 def test_grounded_messages_pass_untouched(message):

@@ -60,7 +60,7 @@ _CLAIMS_DEAL = re.compile(
 # unless the sentence asks, hopes, looks ahead or denies ("If it is accepted", "Agreed?").
 _CLAIM_WORDS = re.compile(
     r"\b(?:accepted|agreed|agreement|sold|purchased|bought|congratulations)\b"
-    r"|\b(?:pleased|happy|glad|delighted|honou?red)\s+to\s+(?:accept|agree)\b"
+    r"|\b(?:pleased|happy|glad|delighted|honou?red|pleasure)\s+to\s+(?:accept|agree)\b"
     r"|\b(?:i|we)\s+(?:\w+\s+)?agree\b|\bagree\s+to\s+(?:it|this|that)\b",
     re.I,
 )

@@ -73,6 +73,13 @@ list listed listing goodbye bye leave rest longer shorter version decision recei
 discount details detail important probably response mistake short realistic place
 # an ordinal's ending once its digits are read apart ("758st offer")
 st nd rd th
+# how a fluent model talks its way to a middle (none of it promises anything)
+settle somewhere somehow anywhere patience patient acceptable slightly satisfied satisfy sense
+fit suit prefer preference assume guess expect mean matter concern worry certain unlikely
+instance example favor favour gap bridge difference split effort deserve flexibility generous
+tough push stretch request accommodate arrangement figure totally completely
+entirely perfectly mutual mutually beneficial win everyone fairly reasonably
+seriously genuinely particularly given regarding roughly approximately precisely nearly
 # irregular forms the stemming does not reach
 made gave given took taken got came said told thought felt saw seen knew known kept left meant
 found chose chosen held met went gone better best worse worst paid
