@@ -78,6 +78,15 @@ def _reasons(action, listing=SC) -> list[str]:
         (MakeOffer(terms=MINE, message="Let's sign it over dinner by the harbour."), "unvetted"),
         (MakeOffer(terms=MINE, message="See how much this adds to your portfolio."), "unvetted"),
         (MakeOffer(terms=MINE, message="Our courier brings it to your porch."), "unvetted"),
+        # ... and from the fourth: the buyer's value named as the seller's, another issue's option,
+        # a payment handed over, a counter that calls the buyer's offer good, a span in words.
+        (MakeOffer(terms=MINE, message="Here is my offer. Price 560 USD."), "price"),
+        (MakeOffer(terms=MINE, message="Delivery days 7."), "contradiction"),
+        (MakeOffer(terms=MINE, message="Delivery days net60, price 880 USD."), "contradiction"),
+        (MakeOffer(terms=MINE, message="Here's a payment."), "buyer_role"),
+        (MakeOffer(terms=MINE, message="Nice to meet you. Your offer is good."), "claims_deal"),
+        (MakeOffer(terms=MINE, message="Please see me in three weeks."), "commitment"),
+        (Accept(message="Thanks for accepting our proposal."), "other_terms"),
     ],
 )
 def test_each_ungrounded_family_is_found(action, reason):
@@ -99,6 +108,7 @@ def test_each_ungrounded_family_is_found(action, reason):
         "If it is agreed, the desk is yours.",
         "We can't accept 560, but 880 works.",
         "Delivery in 2 weeks, paid upfront.",
+        "You asked for 560 USD; I can do 880 USD.",  # the buyer's value, said to be theirs
         "This electric standing desk is 160 x 80 cm.",  # the listing's own words
         "We're offering a fair price, and I hope we can reach a deal soon.",
         # a fluent model's sales talk: no promise in it

@@ -63,7 +63,7 @@ def test_what_the_buyer_reads_is_this_guards_output():
             assert corpus.guarded(written[item["id"][:-1]]) == item["action"]["message"], item["id"]
 
 
-@pytest.mark.parametrize("path", [corpus.SEED2, corpus.SEED3], ids=["seed2", "seed3"])
+@pytest.mark.parametrize("path", [corpus.SEED2, corpus.SEED3, corpus.SEED4], ids=["seed2", "seed3", "seed4"])
 def test_the_labelled_runs_as_this_guard_lets_buyers_read_them(path):
     # The later labelled runs: their buyer side must be this guard's output (relabel after a
     # change), and by their labels what buyers read stays within what was measured.

@@ -61,7 +61,8 @@ _CLAIMS_DEAL = re.compile(
 _CLAIM_WORDS = re.compile(
     r"\b(?:accepted|agreed|agreement|sold|purchased|bought|congratulations)\b"
     r"|\b(?:pleased|happy|glad|delighted|honou?red|pleasure)\s+to\s+(?:accept|agree)\b"
-    r"|\b(?:i|we)\s+(?:\w+\s+)?agree\b|\bagree\s+to\s+(?:it|this|that)\b",
+    r"|\b(?:i|we)\s+(?:\w+\s+)?agree\b|\bagree\s+to\s+(?:it|this|that)\b"
+    r"|\byour\s+offer\s+is\s+(?:good|great|fine|acceptable|perfect|ok(?:ay)?)\s*[.!]*\s*$|\bhappy\s+to\s+receive\b",
     re.I,
 )
 _NOT_A_CLAIM = re.compile(
@@ -82,12 +83,14 @@ _WORTH = re.compile(r"(?<![\d.,$€£])0\.\d{1,3}\b")
 _OTHER_TERMS = re.compile(
     r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
     r"|\bno\s+deal\b|\bno\s+offer\s+accepted\b|\bno\s+longer\b|\bnot\s+quite\b|\bcan(?:no|')t\s+do\s+it\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
-    r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b",
+    r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b"
+    r"|\bfor\s+accepting\b|\bplease\s+accept\b",  # the seller's own terms held out as what was accepted
     re.I,
 )  # ...and one that says it does not accept contradicts its own move
 _BUYER_ROLE = re.compile(
     r"\bI(?:'ll|\s+will|\s+would|'d|\s+can|\s+am\s+willing\s+to|'m\s+willing\s+to|\s+am\s+ready\s+to)?"
-    r"\s+(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
+    r"\s+(?:\w+ly\s+)?(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
+    r"|\bhere(?:'s|\s+is)\s+(?:a|my|the|your)\s+(?:payment|check|cheque|money|cash)\b"
     r"|\b(?:my|our)\s+(?:own\s+)?budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
@@ -144,10 +147,22 @@ _CURRENCY = {
     "CHF": r"(?<![a-z])chf\b|\bfrancs?\b",
     "INR": r"₹|(?<![a-z])inr\b|\brupees?\b",
 }
+# Words that say a value is the buyer's, or refuse it ("you asked for 1070", "I can't do 1070").
+_WHOSE = re.compile(
+    r"\b(?:you|your|yours|buyer|asked|offered|wanted|want|requested|not|no|never|cannot|too|below|above|under|than"
+    r"|instead|from|rather)\b|n't\b",
+    re.I,
+)
 # A number no reader can take at its word: "1,3033", "1,30,33".
 _GARBLED = re.compile(r"\d,\d{4,}|\d,\d{1,2},\d")
 # A span of time: "in 125 days", "2 weeks", "a 3-year plan".
-_SPAN = re.compile(r"(?<![\d.,])(\d+(?:\.\d+)?)[\s-]?(days?|weeks?|months?|years?|yrs?)\b", re.I)
+_SPAN = re.compile(
+    r"(?<![\d.,])(\d+(?:\.\d+)?|\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve))[\s-]?"
+    r"(days?|weeks?|months?|years?|yrs?)\b",
+    re.I,
+)
+_SPAN_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_SPAN_WORDS |= {"eight": 8, "nine": 9, "ten": 10, "twelve": 12}
 _IN_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "yr": 365}
 # The listing's currency in the words a message may spell it with.
 _CURRENCY_WORDS = {
@@ -209,6 +224,20 @@ class Grounding:
             if isinstance(i, DiscreteIssue) and not any(isinstance(o, (int, float)) for o in i.options)
         ]
         self.numbered_option = re.compile(rf"\b(?:{'|'.join(named)})\s*(?:is|of|=|:)?\s*\d", re.I) if named else None
+        # ... or another issue's option ("delivery days net60").
+        misplaced = []
+        for i in sc.issues:
+            others = {
+                re.escape(str(o)).replace("_", "[ _]")
+                for j in sc.issues
+                if j is not i and isinstance(j, DiscreteIssue)
+                for o in j.options
+                if isinstance(o, str) and o not in getattr(i, "options", ())
+            }
+            if others:
+                name = re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]")
+                misplaced.append(rf"\b{name}\s*(?:is|of|=|:)?\s*(?:{'|'.join(sorted(others))})\b")
+        self.misplaced_option = re.compile("|".join(misplaced), re.I) if misplaced else None
         # A list of terms that ends on an issue's name without its value: "..., contract months 36, support."
         names = "|".join(re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]") for i in sc.issues)
         self.bare_issue = re.compile(rf",\s*(?:{names})\s*[.!]?\s*$", re.I)
@@ -267,8 +296,13 @@ class Grounding:
                 return "commitment"  # another currency: a conversion the business never gave
         if self.numbered_option is not None and self.numbered_option.search(sentence):
             return "contradiction"
+        if self.misplaced_option is not None and self.misplaced_option.search(sentence):
+            return "contradiction"
         if self._stray_price(action, sentence, allowed) or _GARBLED.search(sentence):
             return "price"
+        theirs = self._theirs_as_own(action, sentence)
+        if theirs is not None:
+            return theirs
         if self._stray_time(sentence, action):
             return "commitment"  # a time the terms do not hold: a date the business never gave
         if self.words.unknown(sentence):
@@ -322,6 +356,28 @@ class Grounding:
         list_price = self.view.scenario.product.list_price
         return values + ([float(list_price)] if list_price is not None else [])
 
+    def _theirs_as_own(self, action: AnyAction, sentence: str) -> str | None:
+        """A counter that names the buyer's value of an issue as its own ("Price 1070 USD." offering
+        1870 where the buyer asked 1070): with no word saying whose it is, the shopper reads it as
+        the seller's terms. A price is a ``price``, another issue a ``contradiction``."""
+        theirs = self.view.standing_offer
+        if not isinstance(action, MakeOffer) or not theirs or _WHOSE.search(sentence):
+            return None
+        for issue in self.view.scenario.issues:
+            mine, their = action.terms.get(issue.name), theirs.get(issue.name)
+            if their is None or mine == their:
+                continue
+            name = re.escape(issue.name.replace("_", " ")).replace(r"\ ", r"[\s_]")
+            if isinstance(their, (int, float)) and not isinstance(their, bool):
+                whole, _, part = f"{float(their):.2f}".rstrip("0").rstrip(".").partition(".")
+                grouped = re.sub(r"(\d)(?=(\d{3})+$)", r"\1,?", whole)  # 1070 or 1,070
+                value = rf"\$?\s?{grouped}" + (rf"\.{part}0?" if part else r"(?:\.0+)?") + r"(?!\d|\.\d)"
+            else:
+                value = re.escape(str(their)).replace("_", "[ _]") + r"\b"
+            if re.search(rf"\b{name}\s*(?:of|is|at|:|=)?\s*{value}", sentence, re.I):
+                return "price" if issue in self.price_issues else "contradiction"
+        return None
+
     def _stray_time(self, sentence: str, action: AnyAction) -> bool:
         """A span of time the move, the buyer's terms and the listing do not hold ("in 125 days"
         with delivery in 14): the term's own value in any unit passes ("2 weeks" for 14 days,
@@ -334,7 +390,8 @@ class Grounding:
             if isinstance(v := (offer or {}).get(i.name), (int, float))
         ]
         for m in _SPAN.finditer(sentence):
-            n, unit = float(m.group(1)), m.group(2).lower().rstrip("s")
+            count = m.group(1).lower()
+            n, unit = float(_SPAN_WORDS.get(count, 0) or count), m.group(2).lower().rstrip("s")
             days = n * _IN_DAYS[unit]
             ok = any(abs(days - a) <= 0.5 * _IN_DAYS[unit] for a in spans)
             if not ok and n not in listed:
