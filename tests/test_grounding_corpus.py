@@ -63,11 +63,17 @@ def test_what_the_buyer_reads_is_this_guards_output():
             assert corpus.guarded(written[item["id"][:-1]]) == item["action"]["message"], item["id"]
 
 
-@pytest.mark.parametrize("path", [corpus.SEED2, corpus.SEED3, corpus.SEED4], ids=["seed2", "seed3", "seed4"])
-def test_the_labelled_runs_as_this_guard_lets_buyers_read_them(path):
+# What buyers read of each later labelled run, by its labels, as docs/guard.md records it with
+# this guard: (claimed deals, prices off the table, cut sentences). A floor, not a goal: the
+# goal is 0, and seeds 3 and 5 carry phrasings no rule names yet.
+LEFT = {"seed2": (0, 0, 0), "seed3": (2, 0, 0), "seed4": (0, 0, 0), "seed5": (3, 2, 0)}
+
+
+@pytest.mark.parametrize("name", LEFT)
+def test_the_labelled_runs_as_this_guard_lets_buyers_read_them(name):
     # The later labelled runs: their buyer side must be this guard's output (relabel after a
     # change), and by their labels what buyers read stays within what was measured.
-    items = corpus.load(path)
+    items = corpus.load(corpus.CORPUS.with_name(f"grounding_{name}.jsonl"))
     written = {i["id"]: i for i in items if i["stage"] == "model"}
     for item in items:
         assert item["label"]["grounded"] == (not item["label"]["categories"]), item["id"]
@@ -77,6 +83,6 @@ def test_the_labelled_runs_as_this_guard_lets_buyers_read_them(path):
             assert corpus.guarded(item) == item["action"]["message"], item["id"]
     m = corpus.measure(items)
     assert m.read >= 200
-    assert m.after["price"] == m.after["cut"] == 0
-    assert m.after["claims_deal"] <= (0 if path == corpus.SEED2 else 2)  # seed 3: 2 phrasings still pass
+    left = (m.after["claims_deal"], m.after["price"], m.after["cut"])
+    assert all(n <= most for n, most in zip(left, LEFT[name], strict=True)), left
     assert m.after["commitment"] <= 0.01 * m.read

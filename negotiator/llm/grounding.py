@@ -52,7 +52,9 @@ _CLAIMS_DEAL = re.compile(
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|your)\s+(?:deposit|payment|money|order|purchase)\b"
     # thanks for a step only a sale has: paying, choosing us, buying, ordering, signing, booking
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:your\s+)?(?:pay|choos|purchas|buy|order|agree|accept|sign|book|confirm|select|shopp)\w*"
-    r"|\bmade\s+you\s+a\s+deal\b",
+    r"|\bmade\s+you\s+a\s+deal\b"
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+taking\s+(?:an|our|my|the|this)\s+offer\b"
+    r"|\b(?:i'?d|i\s+would|we'?d|we\s+would)\s+(?:\w+\s+)?like\s+to\s+accept\s+(?:this|your|the)\b",
     re.I,
 )
 # The words a deal is told with, in any phrasing ("We've just reached an agreement.", "We're
@@ -62,7 +64,8 @@ _CLAIM_WORDS = re.compile(
     r"\b(?:accepted|agreed|agreement|sold|purchased|bought|congratulations)\b"
     r"|\b(?:pleased|happy|glad|delighted|honou?red|pleasure)\s+to\s+(?:accept|agree)\b"
     r"|\b(?:i|we)\s+(?:\w+\s+)?agree\b|\bagree\s+to\s+(?:it|this|that)\b"
-    r"|\byour\s+offer\s+is\s+(?:good|great|fine|acceptable|perfect|ok(?:ay)?)\s*[.!]*\s*$|\bhappy\s+to\s+receive\b",
+    r"|\b(?:your|the|this)\s+offer\s+is\s+(?:good|great|fine|acceptable|perfect|ok(?:ay)?)(?:\s+enough)?"
+    r"(?:\s+for\s+(?:you|me|us))?\s*[.!]*\s*$|\bhappy\s+to\s+receive\b",
     re.I,
 )
 _NOT_A_CLAIM = re.compile(
@@ -91,6 +94,7 @@ _BUYER_ROLE = re.compile(
     r"\bI(?:'ll|\s+will|\s+would|'d|\s+can|\s+am\s+willing\s+to|'m\s+willing\s+to|\s+am\s+ready\s+to)?"
     r"\s+(?:\w+ly\s+)?(?:like\s+to\s+)?(?:pay|purchase|buy)\b(?!\s+(?:back|out))"
     r"|\bhere(?:'s|\s+is)\s+(?:a|my|the|your)\s+(?:payment|check|cheque|money|cash)\b"
+    r"|\bbuy\s+(?:it\s+)?from\s+you\b|\b(?:give|pay|send)\s+you\s+(?:\$\s?\d|\d[\d,.]*\s*(?:dollars|usd|eur|euros))"
     r"|\b(?:my|our)\s+(?:own\s+)?budget\b|\bglad\s+to\s+purchase\b|\bpurchase\s+the\s+item\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+(?:\w+\s+){0,2}to\s+(?:buy|purchase)\b"
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
@@ -112,9 +116,9 @@ _COMMITMENTS: dict[str, str] = {
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
     "any_price": r"\b(?:any|whatever)\s+price\b|\bprice\s+you\s+(?:like|want|choose)\b"
-    r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b|\d\s*%\s*off\b",
+    r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b|\d\s*%\s*(?:off|discount)\b",
     "stock": r"\bout\s+of\s+stock\b|\bin\s+stock\b",
-    "meeting": r"\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
+    "meeting": r"\bgo\s+to\s+(?:your|my|our)\s+place\b|\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
     r"|\bby\s+(?:text|calling|phone)\b",
     "shipping": r"\bfree\s+(?:shipping|delivery|installation)\b|\b(?:shipping|delivery)\s+(?:is\s+)?(?:free|on\s+(?:me|us))\b",
     "fees": r"\bfees?\b|\bsurcharge\w*|\bhandling\s+charge",
@@ -259,8 +263,15 @@ class Grounding:
         return [Finding(reason, sentence) for reason, sentence in zip(reasons, said, strict=True) if reason is not None]
 
     def _cut(self, sentence: str) -> bool:
-        """A sentence that stops mid-way: on a comma, a word that needs another, an issue without its value."""
-        return bool(_CUT.search(sentence) or self._unfinished(sentence) or self.bare_issue.search(sentence))
+        """A sentence that stops mid-way: on a comma, a word that needs another, an issue without its value
+        (a trailing ellipsis does not finish it: "Here's our offer for...")."""
+        bare = re.sub(r"\s*(?:\.{2,}|…)\s*$", "", sentence)
+        return bool(
+            _CUT.search(bare)
+            or re.search(r"\b(?:you|we|i|they)'(?:ve|re|ll|d|m)\s*$", bare, re.I)
+            or self._unfinished(sentence)
+            or self.bare_issue.search(sentence)
+        )
 
     def ground(self, action: AnyAction) -> tuple[AnyAction, list[Finding]]:
         """The action with the failing sentences removed (the strategy's sentence if none is left)."""
