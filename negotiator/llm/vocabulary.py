@@ -64,7 +64,7 @@ much many lot plenty enough little bit more less
 happy glad ready able willing open possible likely unfortunately afraid tight
 fair honest serious real clear simple easy hard difficult
 pay paying payment buy buying sell selling sale
-today's per cent percent
+per cent percent
 one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
 hundred thousand million
 day days week weeks month months year years
