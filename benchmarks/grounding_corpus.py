@@ -62,6 +62,7 @@ SEED2 = Path(__file__).with_name("data") / "grounding_seed2.jsonl"
 SEED3 = Path(__file__).with_name("data") / "grounding_seed3.jsonl"  # the same at seed 3, after seed 2's rules
 SEED4 = Path(__file__).with_name("data") / "grounding_seed4.jsonl"  # and at seed 4, after seed 3's
 SEED5 = Path(__file__).with_name("data") / "grounding_seed5.jsonl"  # and at seed 5, after seed 4's
+SEED6 = Path(__file__).with_name("data") / "grounding_seed6.jsonl"  # and at seed 6, after seed 5's (not tuned on)
 CATEGORIES = (
     "claims_deal",
     "other_terms",
