@@ -221,9 +221,11 @@ class Grounding:
         self.words = Vocabulary(*facts, *terms, sc.currency, *_CURRENCY_WORDS.get(self.currency, ()), instructions)
         self.price_issues = [i for i in sc.issues if isinstance(i, NumericIssue) and "price" in i.name]
         self.prices_above_1 = all(i.low >= 1 for i in self.price_issues)
+        # Each issue's name as a message may spell it ("payment terms", "payment_terms").
+        self.names = {i.name: re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]") for i in sc.issues}
         # An issue of named options given a number ("assembly 3", "payment terms 7"): a value no option holds.
         named = [
-            re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]")
+            self.names[i.name]
             for i in sc.issues
             if isinstance(i, DiscreteIssue) and not any(isinstance(o, (int, float)) for o in i.options)
         ]
@@ -239,11 +241,10 @@ class Grounding:
                 if isinstance(o, str) and o not in getattr(i, "options", ())
             }
             if others:
-                name = re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]")
-                misplaced.append(rf"\b{name}\s*(?:is|of|=|:)?\s*(?:{'|'.join(sorted(others))})\b")
+                misplaced.append(rf"\b{self.names[i.name]}\s*(?:is|of|=|:)?\s*(?:{'|'.join(sorted(others))})\b")
         self.misplaced_option = re.compile("|".join(misplaced), re.I) if misplaced else None
         # A list of terms that ends on an issue's name without its value: "..., contract months 36, support."
-        names = "|".join(re.escape(i.name.replace("_", " ")).replace(r"\ ", r"[\s_]") for i in sc.issues)
+        names = "|".join(self.names.values())
         self.bare_issue = re.compile(rf",\s*(?:{names})\s*[.!]?\s*$", re.I)
         # Issues counted in time ("delivery_days", "warranty_months"): a span a message names must be one of theirs.
         self.time_issues = [i for i in sc.issues if (getattr(i, "unit", "") or "").lower().rstrip("s") in _IN_DAYS]
@@ -378,7 +379,7 @@ class Grounding:
             mine, their = action.terms.get(issue.name), theirs.get(issue.name)
             if their is None or mine == their:
                 continue
-            name = re.escape(issue.name.replace("_", " ")).replace(r"\ ", r"[\s_]")
+            name = self.names[issue.name]
             if isinstance(their, (int, float)) and not isinstance(their, bool):
                 whole, _, part = f"{float(their):.2f}".rstrip("0").rstrip(".").partition(".")
                 grouped = re.sub(r"(\d)(?=(\d{3})+$)", r"\1,?", whole)  # 1070 or 1,070
