@@ -87,6 +87,9 @@ def _reasons(action, listing=SC) -> list[str]:
         (MakeOffer(terms=MINE, message="Nice to meet you. Your offer is good."), "claims_deal"),
         (MakeOffer(terms=MINE, message="Please see me in three weeks."), "commitment"),
         (Accept(message="Thanks for accepting our proposal."), "other_terms"),
+        # ... and from the seventh (the greedy default's acceptance): an offer of the seller's own
+        (Accept(message="Thanks for your interest. Here is my offer."), "other_terms"),
+        (Accept(message="Here's our final proposal."), "other_terms"),
     ],
 )
 def test_each_ungrounded_family_is_found(action, reason):
@@ -120,6 +123,13 @@ def test_each_ungrounded_family_is_found(action, reason):
 )
 def test_grounded_messages_pass_untouched(message):
     assert _reasons(MakeOffer(terms=MINE, message=message)) == []
+
+
+@pytest.mark.parametrize(
+    "message", ["Thanks for your interest.", "Deal. Thank you for your offer.", "We accept your offer: 560 USD."]
+)
+def test_grounded_acceptances_pass_untouched(message):
+    assert _reasons(Accept(message=message)) == []
 
 
 def test_policies_the_listing_states_may_be_cited():
