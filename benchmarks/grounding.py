@@ -3,7 +3,7 @@
     python benchmarks/grounding.py RUN_FOLDER [--show 20]
 
 Reads RUN_FOLDER/episodes.jsonl (any `negotiator eval` run) and prints, over the seller's
-turns: how many messages the grounding check changed, per family (claims_deal, commitment,
+turns: how many different texts the buyers read, how many messages the grounding check changed, per family (claims_deal, commitment,
 price, buyer_role, annotation, cut, invites_offers), a sample of what the model said next to
 what the buyer read, the check run again over what the buyer read (0 expected), the
 consistency check run again over it (values the terms do not hold: 0 expected, beside the
@@ -35,11 +35,13 @@ def main() -> None:
     families: Counter[str] = Counter()
     written_families: Counter[str] = Counter()
     shown: list[tuple[str, str, str]] = []
+    texts: set[str] = set()  # what the buyers read, told apart: how much the words vary
     for ep in episodes:
         moves: list[PublicMove] = []
         for t in ep.turns:
             if t.party == "seller" and t.action.message:
                 messages += 1
+                texts.add(t.action.message)
                 kinds = t.guard.kinds if t.guard is not None else []
                 corrected += "message_corrected" in kinds
                 contradicted += bool(contradictions(ep, moves, t.action))
@@ -58,7 +60,7 @@ def main() -> None:
                 written_ungrounded += bool(found)
                 written_families.update({f.reason for f in found})
             moves.append(PublicMove(party=t.party, action=t.action))
-    print(f"{len(episodes)} negotiations, {messages} seller messages")
+    print(f"{len(episodes)} negotiations, {messages} seller messages, {len(texts)} different texts")
     print(f"changed by grounding: {changed} ({changed / max(messages, 1):.1%})")
     for family, n in families.most_common():
         print(f"  {family}: {n}")

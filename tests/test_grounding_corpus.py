@@ -66,7 +66,14 @@ def test_what_the_buyer_reads_is_this_guards_output():
 # What buyers read of each later labelled run, by its labels, as docs/guard.md records it with
 # this guard: (claimed deals, prices off the table, cut sentences). A floor, not a goal: the
 # goal is 0, and seeds 3, 5 and 6 carry phrasings no rule names yet (seed 6: read, not yet tuned on).
-LEFT = {"seed2": (0, 0, 0), "seed3": (2, 0, 0), "seed4": (0, 0, 0), "seed5": (3, 2, 0), "seed6": (4, 1, 3)}
+LEFT = {
+    "seed2": (0, 0, 0),
+    "seed3": (2, 0, 0),
+    "seed4": (0, 0, 0),
+    "seed5": (3, 2, 0),
+    "seed6": (4, 1, 3),
+    "seed7": (0, 0, 0),  # the default seller, greedy words (docs/guard.md, "Greedy words")
+}
 
 
 @pytest.mark.parametrize("name", LEFT)

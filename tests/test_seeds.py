@@ -11,6 +11,7 @@ import sys
 
 from negotiator import SellerAgent
 from negotiator.actions import MakeOffer
+from negotiator.agent.seller import DEFAULT_SELLER
 from negotiator.models.seeds import SEED_BITS, turn_seed
 from negotiator.party import PartyView, PublicMove
 from negotiator.runtime.log import played
@@ -86,3 +87,18 @@ def test_the_same_eval_writes_the_same_episodes_at_concurrency_1_and_16(tiny_hom
     seller_answers = [t["raw_output"] for e in runs[1].values() for t in e["turns"] if t["party"] == "seller"]
     assert len(set(seller_answers)) > len(seller_answers) // 2  # the model sampled (mostly different answers)
     assert runs[1] == runs[16]
+
+
+async def test_the_default_seller_writes_greedily_the_same_words_whatever_the_seed(tiny_home, seller_first):
+    """The default spec asks its model for greedy words (docs/guard.md, "Greedy words"): two
+    seeds, the same answer; the same model sampling at its own temperature answers each seed
+    differently."""
+    view = PartyView.of(seller_first, "seller", ())
+    greedy_spec = DEFAULT_SELLER.replace("gemma-3-270m", "tiny-random-gemma")
+    assert greedy_spec != DEFAULT_SELLER and greedy_spec.endswith("?temperature=0")
+    greedy = [(await SellerAgent(greedy_spec, seed=s, max_tokens=48).act(view)).raw_output for s in (1, 2, 3)]
+    sampled = [
+        (await SellerAgent("local/tiny-random-gemma", seed=s, max_tokens=48).act(view)).raw_output for s in (1, 2, 3)
+    ]
+    assert greedy[0] and len(set(greedy)) == 1
+    assert len(set(sampled)) == 3
