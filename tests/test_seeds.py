@@ -90,7 +90,7 @@ def test_the_same_eval_writes_the_same_episodes_at_concurrency_1_and_16(tiny_hom
 
 
 async def test_the_default_seller_writes_greedily_the_same_words_whatever_the_seed(tiny_home, seller_first):
-    """The default spec asks its model for greedy words (docs/guard.md, "Greedy words"): two
+    """The default spec asks its model for greedy words (docs/guard.md, "Greedy words"): three
     seeds, the same answer; the same model sampling at its own temperature answers each seed
     differently."""
     view = PartyView.of(seller_first, "seller", ())
