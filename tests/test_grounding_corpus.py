@@ -73,6 +73,7 @@ LEFT = {
     "seed5": (3, 2, 0),
     "seed6": (4, 1, 3),
     "seed7": (0, 0, 0),  # the default seller, greedy words (docs/guard.md, "Greedy words")
+    "seed8": (0, 0, 0),  # the same, read through this guard before any of its text was seen
 }
 
 
