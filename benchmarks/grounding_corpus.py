@@ -52,17 +52,13 @@ from negotiator.llm.secrecy import sentences
 from negotiator.party import PartyView, PublicMove
 from negotiator.runtime.log import read_episodes
 
-CORPUS = Path(__file__).with_name("data") / "grounding_corpus.jsonl"
+DATA = Path(__file__).with_name("data")
+CORPUS = DATA / "grounding_corpus.jsonl"
 # What the buyers read in a later run (the shipped prompt and this guard), labelled by hand:
 # text the check was not developed on.
-HELDOUT = Path(__file__).with_name("data") / "grounding_heldout.jsonl"
-# A sample of a run at another seed (300 seller turns), labelled by two labellers blind to the
-# check after the vetted vocabulary was written: the model's text and what this guard lets through.
-SEED2 = Path(__file__).with_name("data") / "grounding_seed2.jsonl"
-SEED3 = Path(__file__).with_name("data") / "grounding_seed3.jsonl"  # the same at seed 3, after seed 2's rules
-SEED4 = Path(__file__).with_name("data") / "grounding_seed4.jsonl"  # and at seed 4, after seed 3's
-SEED5 = Path(__file__).with_name("data") / "grounding_seed5.jsonl"  # and at seed 5, after seed 4's
-SEED6 = Path(__file__).with_name("data") / "grounding_seed6.jsonl"  # and at seed 6, after seed 5's (not tuned on)
+HELDOUT = DATA / "grounding_heldout.jsonl"
+# Later runs at other seeds (grounding_seedN.jsonl, 300 seller turns each), labelled by two
+# labellers blind to the check: the model's text and what the guard lets through (docs/guard.md).
 CATEGORIES = (
     "claims_deal",
     "other_terms",
@@ -342,7 +338,11 @@ def main() -> None:
     rl.add_argument("corpus", type=Path, nargs="?", default=CORPUS)
     sc = sub.add_parser("score", help="the guard against the labelled corpus")
     sc.add_argument(
-        "corpus", type=Path, nargs="?", default=CORPUS, help=f"default {CORPUS}; or {HELDOUT}, {SEED2}, {SEED3}"
+        "corpus",
+        type=Path,
+        nargs="?",
+        default=CORPUS,
+        help=f"default {CORPUS}; or {HELDOUT}, or a labelled run {DATA}/grounding_seedN.jsonl",
     )
     args = ap.parse_args()
     if args.command == "export":

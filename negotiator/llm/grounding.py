@@ -167,8 +167,10 @@ _SPAN = re.compile(
     r"(days?|weeks?|months?|years?|yrs?)\b",
     re.I,
 )
-_SPAN_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
-_SPAN_WORDS |= {"eight": 8, "nine": 9, "ten": 10, "twelve": 12}
+_SPAN_WORDS = {
+    **{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7},
+    **{"eight": 8, "nine": 9, "ten": 10, "twelve": 12},
+}
 _IN_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "yr": 365}
 # The listing's currency in the words a message may spell it with.
 _CURRENCY_WORDS = {
@@ -194,6 +196,9 @@ _CUT = re.compile(
     r"|[a-z]_\W{0,2}$",  # a name cut at its underscore: "Here's the sale_"
     re.I,
 )
+# A trailing ellipsis finishes nothing ("Here's our offer for..."): the sentence is judged without it.
+_ELLIPSIS = re.compile(r"\s*(?:\.{2,}|…)\s*$")
+_DANGLING = re.compile(r"\b(?:you|we|i|they)'(?:ve|re|ll|d|m)\s*$", re.I)  # "Make sure you've"
 
 
 @dataclass(frozen=True)
@@ -245,6 +250,7 @@ class Grounding:
             if others:
                 misplaced.append(rf"\b{self.names[i.name]}\s*(?:is|of|=|:)?\s*(?:{'|'.join(sorted(others))})\b")
         self.misplaced_option = re.compile("|".join(misplaced), re.I) if misplaced else None
+        self.their_values = self._their_values()  # the buyer's standing values, as a counter must not claim them
         # A list of terms that ends on an issue's name without its value: "..., contract months 36, support."
         names = "|".join(self.names.values())
         self.bare_issue = re.compile(rf",\s*(?:{names})\s*[.!]?\s*$", re.I)
@@ -268,10 +274,10 @@ class Grounding:
     def _cut(self, sentence: str) -> bool:
         """A sentence that stops mid-way: on a comma, a word that needs another, an issue without its value
         (a trailing ellipsis does not finish it: "Here's our offer for...")."""
-        bare = re.sub(r"\s*(?:\.{2,}|…)\s*$", "", sentence)
+        bare = _ELLIPSIS.sub("", sentence)
         return bool(
             _CUT.search(bare)
-            or re.search(r"\b(?:you|we|i|they)'(?:ve|re|ll|d|m)\s*$", bare, re.I)
+            or _DANGLING.search(bare)
             or self._unfinished(sentence)
             or self.bare_issue.search(sentence)
         )
@@ -374,23 +380,31 @@ class Grounding:
         """A counter that names the buyer's value of an issue as its own ("Price 1070 USD." offering
         1870 where the buyer asked 1070): with no word saying whose it is, the shopper reads it as
         the seller's terms. A price is a ``price``, another issue a ``contradiction``."""
-        theirs = self.view.standing_offer
-        if not isinstance(action, MakeOffer) or not theirs or _WHOSE.search(sentence):
+        if not isinstance(action, MakeOffer) or not self.their_values or _WHOSE.search(sentence):
             return None
+        for name, their, reason, said in self.their_values:
+            if action.terms.get(name) != their and said.search(sentence):
+                return reason
+        return None
+
+    def _their_values(self) -> list[tuple[str, object, str, re.Pattern[str]]]:
+        """Each value of the buyer's standing offer as a message may name it after its issue
+        ("price 1,070", "delivery days 3"), with the finding it makes on a counter that differs."""
+        theirs = self.view.standing_offer or {}
+        found: list[tuple[str, object, str, re.Pattern[str]]] = []
         for issue in self.view.scenario.issues:
-            mine, their = action.terms.get(issue.name), theirs.get(issue.name)
-            if their is None or mine == their:
+            their = theirs.get(issue.name)
+            if their is None:
                 continue
-            name = self.names[issue.name]
             if isinstance(their, (int, float)) and not isinstance(their, bool):
                 whole, _, part = f"{float(their):.2f}".rstrip("0").rstrip(".").partition(".")
                 grouped = re.sub(r"(\d)(?=(\d{3})+$)", r"\1,?", whole)  # 1070 or 1,070
                 value = rf"\$?\s?{grouped}" + (rf"\.{part}0?" if part else r"(?:\.0+)?") + r"(?!\d|\.\d)"
             else:
                 value = re.escape(str(their)).replace("_", "[ _]") + r"\b"
-            if re.search(rf"\b{name}\s*(?:of|is|at|:|=)?\s*{value}", sentence, re.I):
-                return "price" if issue in self.price_issues else "contradiction"
-        return None
+            said = re.compile(rf"\b{self.names[issue.name]}\s*(?:of|is|at|:|=)?\s*{value}", re.I)
+            found.append((issue.name, their, "price" if issue in self.price_issues else "contradiction", said))
+        return found
 
     def _stray_time(self, sentence: str, action: AnyAction) -> bool:
         """A span of time the move, the buyer's terms and the listing do not hold ("in 125 days"
