@@ -68,6 +68,7 @@ def _play(
     seeds=None,
     strategy="none",
     teacher=False,
+    lookahead=False,
 ):
     from train.policy import Batcher
     from train.pool import BuyerPool
@@ -91,6 +92,7 @@ def _play(
             labels=[{} for _ in tasks],
             seeds=seeds,
             teacher=teacher,
+            lookahead=lookahead,
         )
     )
 
@@ -491,3 +493,46 @@ def test_the_teacher_answers_with_the_recommended_move_as_a_rollout_would_record
     answers = [json.loads(t.raw_output) for t in sellers]
     assert text.replace(" ", "") == "".join(json.dumps(a) for a in answers).replace(" ", "")
     assert [a.get("choice", a["action"]) for a in answers] == [t.advice.recommended for t in sellers]
+
+
+def test_the_lookahead_teacher_makes_the_move_worth_most_when_played_out(tiny):
+    """``--teacher lookahead`` (train.lookahead): each demonstrated move is the strategy's own,
+    unless another open move is worth more than the teacher's margin more to the seller when
+    played out against the training buyer (the strategy's moves after it); then it is the move
+    worth most. Against buyers where moving differently pays it does, and the trace records
+    its answers as it records the strategy teacher's."""
+    import json
+
+    from negotiator.agent.seller import parse_strategy
+    from negotiator.party import PartyView, PublicMove
+    from train.lookahead import Lookahead, open_choices
+    from train.pool import BuyerPool
+
+    pool = BuyerPool(scenario_seeds=(3, 4, 5), max_rounds=3)
+    tasks = _tasks(4, buyers=("rule/hurry", "rule/threat"))
+    rollouts = _play(tiny, tasks, strategy=DECIDE, teacher=True, lookahead=True, pool=pool)
+    base, _ = tiny
+    strategy = parse_strategy(DECIDE)
+    own = 0
+    for task, r in zip(tasks, rollouts, strict=True):
+        expert = Lookahead(strategy, pool, task, r.episode.scenario)
+        sellers = [t for t in r.episode.turns if t.party == "seller"]
+        assert sellers and all(t.advice.chosen in t.advice.options for t in sellers)
+        for t in sellers:
+            moves = [PublicMove(party=m.party, action=m.action) for m in r.episode.turns[: t.index]]
+            view = PartyView.of(r.episode.scenario, "seller", moves)
+            advice = strategy.advise(view.situation())
+            values = {c: asyncio.run(expert.value(view, c)) for c in open_choices(advice)}
+            best, rule = max(values.values()), values[t.advice.recommended]
+            if t.advice.chosen == t.advice.recommended:  # the strategy's own: nothing pays the margin more
+                assert best <= rule + expert.margin + 1e-9
+            else:
+                own += 1
+                assert values[t.advice.chosen] == pytest.approx(best) and best > rule + expert.margin
+        trained = [i for i, m in zip(r.trace.completion_ids, r.trace.loss_mask, strict=True) if m]
+        answers = [json.loads(t.raw_output) for t in sellers]
+        assert [a.get("choice", a["action"]) for a in answers] == [t.advice.chosen for t in sellers]
+        assert base.tokenizer.decode(trained, skip_special_tokens=True).replace(" ", "") == "".join(
+            json.dumps(a) for a in answers
+        ).replace(" ", "")
+    assert own > 0  # it does not just copy the strategy

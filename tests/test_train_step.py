@@ -380,3 +380,31 @@ def test_the_imitation_warm_start_teaches_the_strategys_moves_before_grpo(home, 
     assert record["token_accuracy_after"] > record["token_accuracy_before"]
     with pytest.raises(UsageError, match="--imitate .* no strategy"):
         train(_config(tmp_path / "pure", strategy="none", imitate=2), progress=False)
+
+
+def test_the_lookahead_warm_start_alone_saves_a_seller_that_learned_the_teachers_moves(home, tmp_path):
+    """``--imitate N --teacher lookahead --steps 0``: the demonstrations are played by the
+    lookahead teacher (train.lookahead), the adapter learns its answers, no GRPO step runs,
+    and the run is saved like any other; the record says what the teacher did."""
+    from train.run import train
+
+    out = tmp_path / "look"
+    decide = "responsive?menu=moves&words=strategy"
+    buyers = ["rule/hurry", "rule/threat", "rule/conceder?e=3"]
+    manifest = train(
+        _config(out, strategy=decide, imitate=4, teacher="lookahead", steps=0, max_tokens=24, buyers=buyers),
+        progress=False,
+    )
+    record = json.loads((out / "imitation.json").read_text())
+    assert manifest["steps"] == 0 and manifest["imitation"] == record
+    assert record["teacher"] == "lookahead" and record["negotiations"] == 4
+    assert record["teacher_moves"] > 4 and 0 < record["teacher_own_moves"] < 1
+    assert record["loss_after"] < record["loss_before"] - 0.1
+    assert (out / "adapter" / "adapter_config.json").is_file() and not (out / "metrics.jsonl").exists()
+    for over, says in [
+        (dict(strategy="boulware?candidates=3", imitate=2, teacher="lookahead"), "priced moves"),
+        (dict(strategy=decide, teacher="lookahead"), "add --imitate N"),
+        (dict(strategy=decide, steps=0), "--steps 0 trains nothing"),
+    ]:
+        with pytest.raises(UsageError, match=says):
+            train(_config(tmp_path / "bad", **over), progress=False)

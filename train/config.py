@@ -82,9 +82,16 @@ RUN_KEYS = (
     "train_messages",
     "strategy",
     "imitate",
+    "teacher",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
-RUN_KEY_DEFAULTS = {"scale_rewards": "group", "train_messages": True, "strategy": "none", "imitate": 0}
+RUN_KEY_DEFAULTS = {
+    "scale_rewards": "group",
+    "train_messages": True,
+    "strategy": "none",
+    "imitate": 0,
+    "teacher": "strategy",
+}
 
 
 class TrainConfig(BaseModel):
@@ -93,7 +100,7 @@ class TrainConfig(BaseModel):
     out: Path
     base: str = EMBEDDED_BASE
     lr: float = Field(3e-6, gt=0, lt=1)
-    steps: int = Field(30, ge=1)
+    steps: int = Field(30, ge=0)  # 0: the imitation warm start only
     max_minutes: float | None = Field(
         None, gt=0, description="stop after this much training time (steps so far are kept)"
     )
@@ -125,6 +132,9 @@ class TrainConfig(BaseModel):
     # The imitation warm start (train.imitate): negotiations played by the strategy's own
     # recommendation that the adapter learns to answer like before GRPO starts (0: none).
     imitate: int = Field(0, ge=0)
+    # Who plays those negotiations: the strategy's own move on every turn, or the lookahead
+    # teacher (train.lookahead: every open move played out against the training buyer).
+    teacher: Literal["strategy", "lookahead"] = "strategy"
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -177,6 +187,15 @@ class TrainConfig(BaseModel):
                 "--imitate teaches the model the strategy's own moves, and --strategy none has no strategy: "
                 "give a strategy (--strategy 'responsive?menu=moves&words=strategy') or leave --imitate out"
             )
+        if self.teacher != "strategy" and not (plan is not None and plan.menu == "moves"):
+            raise UsageError(
+                "--teacher lookahead chooses among the strategy's priced moves: give --strategy "
+                "'responsive?menu=moves&words=strategy' (with --imitate N)"
+            )
+        if self.steps == 0 and not self.imitate:
+            raise UsageError("--steps 0 trains nothing: give GRPO steps, or --imitate N for the warm start alone")
+        if self.teacher != "strategy" and not self.imitate:
+            raise UsageError("--teacher says who plays the --imitate negotiations: add --imitate N")
         if self.generation_batch % self.micro_batch:
             raise UsageError(
                 f"--micro-batch {self.micro_batch} must divide the step's {self.generation_batch} negotiations "

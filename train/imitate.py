@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from statistics import fmean
 
 from .policy import Batcher, TokenTrace
 from .pool import BuyerPool
@@ -25,10 +26,13 @@ from .tasks import pool_tasks
 
 
 def demonstrations(
-    n: int, *, pool: BuyerPool, settings: RolloutSettings, tokenizer, seed: int, family: str
-) -> list[TokenTrace]:
-    """``n`` training negotiations played by the strategy's recommendation, as token traces
-    (tasks drawn apart from the run's own: another seed of the same training pool)."""
+    n: int, *, pool: BuyerPool, settings: RolloutSettings, tokenizer, seed: int, family: str, lookahead: bool = False
+) -> tuple[list[TokenTrace], dict]:
+    """``n`` training negotiations played by the strategy's recommendation (or, with
+    ``lookahead``, by the lookahead teacher's choices: ``train.lookahead``), as token traces
+    (tasks drawn apart from the run's own: another seed of the same training pool), and what
+    the teacher did: its mean seller score and deal rate, and the share of its moves that were
+    not the strategy's own."""
     tasks = pool_tasks(pool, n, seed=seed + 7_919)
     ids = [f"imitate-{seed}-{t.id}" for t in tasks]
     labels = [{"imitation": True, "task": t.id} for t in tasks]
@@ -44,9 +48,17 @@ def demonstrations(
             episode_ids=ids,
             labels=labels,
             teacher=True,
+            lookahead=lookahead,
         )
     )
-    return [r.trace for r in rollouts if sum(r.trace.loss_mask)]
+    moves = [t.advice for r in rollouts for t in r.episode.turns if t.party == "seller" and t.advice is not None]
+    record = {
+        "teacher_score": round(fmean(r.score for r in rollouts), 4),
+        "teacher_deal_rate": round(fmean(r.episode.outcome.deal for r in rollouts), 4),
+        "teacher_moves": len(moves),
+        "teacher_own_moves": round(fmean(a.chosen != a.recommended for a in moves), 4) if moves else 0.0,
+    }
+    return [r.trace for r in rollouts if sum(r.trace.loss_mask)], record
 
 
 MEASURED = 8

@@ -33,10 +33,14 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from negotiator.errors import TraceError
 from negotiator.models.base import ModelRequest, ModelResponse
 from negotiator.models.local.decoding import Decoded, Engine, Request, Sampling, chat_text, end_of_turn_id, text_ids
+
+if TYPE_CHECKING:
+    from .lookahead import Lookahead
 
 
 @dataclass
@@ -259,17 +263,26 @@ class PolicyModel:
 
 
 class Teacher(PolicyModel):
-    """A seller model whose every answer is the strategy's recommendation, recorded as a
-    TokenTrace exactly as a rollout records the policy's: the demonstrations the imitation
-    warm start (``train.imitate``) fits before GRPO. It never calls the engine."""
+    """A seller model whose every answer is the strategy's recommendation, or with an
+    ``expert`` (``train.lookahead.Lookahead``) the move it chooses, recorded as a TokenTrace
+    exactly as a rollout records the policy's: the demonstrations the imitation warm start
+    (``train.imitate``) fits before GRPO. It never calls the engine."""
+
+    expert: Lookahead | None = None  # set by the rollout that plays the demonstration
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         from negotiator.llm.assist import answer_json
         from negotiator.llm.guard import fallback_action
 
+        from .lookahead import move_action
+
         if request.advice is None or request.view is None:
             raise ValueError("the imitation warm start needs an assisted seller (a strategy)")
-        text = answer_json(fallback_action(request.view, request.advice), request.advice)
+        if self.expert is None:
+            action = fallback_action(request.view, request.advice)
+        else:
+            action = move_action(request.advice, await self.expert.choose(request.view, request.advice))
+        text = answer_json(action, request.advice)
         trace = self._read(request)
         ids = self._ids(text)
         self._answer(trace, ids, text, ended=True)

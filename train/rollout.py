@@ -25,6 +25,7 @@ from negotiator.party import Party, PartyView
 from negotiator.runtime import run_negotiation
 from negotiator.runtime.episode import Episode
 
+from .lookahead import Lookahead
 from .policy import Batcher, PolicyModel, Teacher, TokenTrace
 from .pool import BuyerPool
 from .tasks import Replay, Task
@@ -77,9 +78,12 @@ async def play(
     labels: list[dict],
     seeds: list[int] | None = None,
     teacher: bool = False,
+    lookahead: bool = False,
 ) -> list[Rollout]:
     """Play every task once (concurrently) and return the rollouts in task order.
 
+    ``teacher``: the seller answers with the strategy's move (``train.policy.Teacher``), or
+    with ``lookahead`` the move the lookahead teacher chooses (``train.lookahead``).
     ``seeds`` are the sellers' party seeds, one per task (default: from the episode ids):
     each seller turn samples with a seed derived from its party seed and the turn
     (``negotiator/models/seeds.py``), so the rows of a GRPO group, which play the same
@@ -91,6 +95,8 @@ async def play(
         scenario = task.build_scenario(pool)
         kind = Teacher if teacher else PolicyModel
         model = kind(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
+        if isinstance(model, Teacher) and lookahead and strategy is not None:
+            model.expert = Lookahead(strategy, pool, task, scenario)
         seller = SellerAgent(
             model,
             instructions=settings.instructions,

@@ -96,7 +96,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     # Everything that can be wrong with the input is checked before the folder is touched.
     cfg.check()
     pool = build_pool(cfg)
-    n_prompts = cfg.steps * cfg.prompts_per_step
+    n_prompts = max(1, cfg.steps) * cfg.prompts_per_step  # --steps 0 (the warm start alone) still builds a trainer
     tasks = (
         episode_tasks(cfg.from_episodes, pool, cfg.seed) if cfg.from_episodes else pool_tasks(pool, n_prompts, cfg.seed)
     )
@@ -171,7 +171,8 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         warm_start(cfg, trainer, rollouts, pool, base, out, say)
     t0 = time.perf_counter()
     try:
-        trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+        if cfg.steps:
+            trainer.train(resume_from_checkpoint=str(resume) if resume else None)
     finally:
         step_log.close()
     rows = read_metrics(out)
@@ -197,16 +198,18 @@ def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) 
     """The imitation warm start (train.imitate) on the trainer's adapter; OUT/imitation.json says what it did."""
     from .imitate import demonstrations, imitate
 
-    say(f"imitation warm start: {cfg.imitate} negotiations played by the strategy's own moves ...")
-    traces = demonstrations(
+    who = "the strategy's own moves" if cfg.teacher == "strategy" else "the lookahead teacher"
+    say(f"imitation warm start: {cfg.imitate} negotiations played by {who} ...")
+    traces, played = demonstrations(
         cfg.imitate,
         pool=pool,
         settings=rollouts.settings,
         tokenizer=base.tokenizer,
         seed=cfg.seed,
         family=rollouts.seller_family,
+        lookahead=cfg.teacher == "lookahead",
     )
-    record = imitate(trainer.model, traces, lr=cfg.lr, seed=cfg.seed, say=say)
+    record = {"teacher": cfg.teacher, **played, **imitate(trainer.model, traces, lr=cfg.lr, seed=cfg.seed, say=say)}
     write_json(out / "imitation.json", record)
     say(
         f"imitation: answer-token loss {record['loss_before']} -> {record['loss_after']}, "

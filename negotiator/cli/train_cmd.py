@@ -67,7 +67,9 @@ def train_command(
             "LoRA in 30 updates), gpu 3e-6 (the paper's)."
         ),
     ] = None,
-    steps: Annotated[int, typer.Option(help="GRPO steps (optimizer updates).")] = 30,
+    steps: Annotated[
+        int, typer.Option(help="GRPO steps (optimizer updates); 0 with --imitate: the warm start alone.")
+    ] = 30,
     max_minutes: Annotated[
         float | None,
         typer.Option(
@@ -161,6 +163,13 @@ def train_command(
             "like before GRPO (0: none; the decision seller needs it, docs/decisions.md)."
         ),
     ] = 0,
+    teacher: Annotated[
+        str,
+        typer.Option(
+            help="Who plays the --imitate negotiations: strategy (its own move) or lookahead (every open move "
+            "played out against the training buyer, the best one made; docs/decisions.md)."
+        ),
+    ] = "strategy",
     seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
     constrain: Annotated[
         bool,
@@ -242,13 +251,14 @@ def train_command(
         train_messages=train_messages,
         strategy=strategy,
         imitate=imitate,
+        teacher=teacher,
         lora_r=lora_r,
         lora_alpha=2 * lora_r,
         lora_layers=lora_layers,
         buyers=buyer,
         buyer_base_url=buyer_base_url,
         personas=persona,
-        scenario_seeds=list(parse_seed_range(scenario_seeds, steps * prompts)),
+        scenario_seeds=list(parse_seed_range(scenario_seeds, max(1, steps) * prompts)),
         from_episodes=from_episodes,
         seed=seed,
         constrain=constrain,
