@@ -208,6 +208,7 @@ def test_a_log_of_another_schema_version_is_refused_not_set_aside(finished_run, 
         (["models", "prepare", "gemma-9000"], "unknown local model 'gemma-9000'"),
         (["train", "--out", "x", "--lr", "fast"], "--lr 'fast': give a learning rate such as 6e-4"),
         (["train", "--out", "x", "--profile", "tpu"], "--profile 'tpu': choose cpu or gpu"),
+        (["train", "--out", "x", "--teacher", "oracle"], "--teacher 'oracle': choose strategy or lookahead"),
         (["eval", *RULES, "--limit", "0"], "--limit must be at least 1"),
     ],
 )

@@ -226,6 +226,8 @@ def train_command(
 
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
+    if teacher not in ("strategy", "lookahead"):
+        raise UsageError(f"--teacher {teacher!r}: choose strategy or lookahead")
     lrs: list[float | None] = [*_parse_lrs(lr)] if lr is not None else [None]  # None: the profile's rate
     if push_to_hub and len(lrs) > 1:
         raise UsageError(
