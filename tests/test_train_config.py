@@ -140,3 +140,21 @@ def test_hub_options_need_push_to_hub_and_a_sweep_pushes_nothing(tmp_path):
     code, err = run("--report-to", "tensorbored")
     assert code == 2 and "--report-to tensorbored: choose from" in err and "Traceback" not in err
     assert not (tmp_path / "x" / "config.json").exists()
+
+
+def test_each_warm_start_negotiation_gets_its_own_scenario_by_default(tmp_path, monkeypatch):
+    """Without --scenario-seeds the run trains on one scenario per prompt, and at least one per
+    --imitate negotiation: 96 demonstrations of a warm start alone (--steps 0) are 96
+    scenarios, not the two of one step's prompts."""
+    from typer.testing import CliRunner
+
+    import train.run
+
+    seen = []
+    monkeypatch.setattr(train.run, "train", lambda cfg, **kw: seen.append(cfg) or {})
+    monkeypatch.setattr("negotiator.cli.train_cmd._summary", lambda *a: None)
+    decide = ["--strategy", "responsive?menu=moves&words=strategy", "--teacher", "lookahead"]
+    for args, count in [(["--steps", "0", "--imitate", "96"], 96), (["--steps", "30", "--imitate", "24"], 60)]:
+        r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / str(count)), *decide, *args])
+        assert r.exit_code == 0, r.output
+        assert seen[-1].scenario_seeds == list(range(count))

@@ -147,7 +147,8 @@ def train_command(
     scenario_seeds: Annotated[
         str | None,
         typer.Option(
-            help="Training scenario seeds, A-B or A,B,C (training range only). Default: one per prompt from 0."
+            help="Training scenario seeds, A-B or A,B,C (training range only). Default: one per prompt, and at "
+            "least one per --imitate negotiation, from 0."
         ),
     ] = None,
     from_episodes: Annotated[
@@ -260,7 +261,7 @@ def train_command(
         buyers=buyer,
         buyer_base_url=buyer_base_url,
         personas=persona,
-        scenario_seeds=list(parse_seed_range(scenario_seeds, max(1, steps) * prompts)),
+        scenario_seeds=list(parse_seed_range(scenario_seeds, max(max(1, steps) * prompts, imitate))),
         from_episodes=from_episodes,
         seed=seed,
         constrain=constrain,
