@@ -17,7 +17,7 @@ trains, so they may differ on a rerun.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -26,6 +26,8 @@ from negotiator.errors import UsageError
 from .base_model import EMBEDDED_BASE
 
 Profile = Literal["cpu", "gpu"]
+Teacher = Literal["strategy", "lookahead"]  # who plays the --imitate negotiations
+TEACHERS: tuple[str, ...] = get_args(Teacher)
 
 TRAIN_STRATEGY = "boulware?candidates=3"
 
@@ -134,7 +136,7 @@ class TrainConfig(BaseModel):
     imitate: int = Field(0, ge=0)
     # Who plays those negotiations: the strategy's own move on every turn, or the lookahead
     # teacher (train.lookahead: every open move played out against the training buyer).
-    teacher: Literal["strategy", "lookahead"] = "strategy"
+    teacher: Teacher = "strategy"
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -275,4 +277,13 @@ def resolve(profile: Profile, **given) -> TrainConfig:
     return cfg
 
 
-__all__ = ["TrainConfig", "PROFILES", "RUN_KEYS", "RUN_KEY_DEFAULTS", "TRAIN_STRATEGY", "check_reporters", "resolve"]
+__all__ = [
+    "TrainConfig",
+    "PROFILES",
+    "TEACHERS",
+    "RUN_KEYS",
+    "RUN_KEY_DEFAULTS",
+    "TRAIN_STRATEGY",
+    "check_reporters",
+    "resolve",
+]

@@ -22,7 +22,7 @@ from negotiator.actions import Accept, MakeOffer, WalkAway
 from negotiator.domain.metrics import seller_score
 from negotiator.domain.scenario import Scenario
 from negotiator.llm.guard import fallback_action
-from negotiator.party import AnyAction, PartyView, PublicMove, TurnRecord
+from negotiator.party import AnyAction, PartyView, TurnRecord
 from negotiator.runtime import run_negotiation
 from negotiator.strategy import ACCEPT, WALK_AWAY, Advice, Strategy
 
@@ -54,17 +54,19 @@ def open_choices(advice: Advice) -> tuple[str, ...]:
 
 
 class _Then:
-    """The seller in a playout: ``choice`` on turn ``turn``, the strategy's own move after it."""
+    """The seller in a playout: ``action`` on turn ``turn``, the strategy's own move after it."""
 
     spec, family = "train/lookahead", "rule"
 
-    def __init__(self, strategy: Strategy, turn: int, choice: str):
-        self.strategy, self.turn, self.choice = strategy, turn, choice
+    def __init__(self, strategy: Strategy, turn: int, action: AnyAction):
+        self.strategy, self.turn, self.action = strategy, turn, action
 
     async def act(self, view: PartyView) -> TurnRecord:
-        advice = self.strategy.advise(view.situation())
-        action = move_action(advice, self.choice) if view.turn == self.turn else fallback_action(view, advice)
-        return TurnRecord(index=view.turn, party="seller", action=action)
+        if view.turn == self.turn:
+            return TurnRecord(index=view.turn, party="seller", action=self.action)
+        return TurnRecord(
+            index=view.turn, party="seller", action=fallback_action(view, self.strategy.advise(view.situation()))
+        )
 
     async def aclose(self) -> None:
         return None
@@ -81,20 +83,18 @@ class Lookahead:
     seeds: int = SEEDS
     margin: float = MARGIN
 
-    async def value(self, view: PartyView, choice: str) -> float:
-        """The mean seller score of making ``choice`` now and the strategy's moves after it."""
-        prefix = [PublicMove(party=m.party, action=m.action) for m in view.transcript]
+    async def value(self, view: PartyView, choice: str, advice: Advice | None = None) -> float:
+        """The mean seller score of making ``choice`` now and the strategy's moves after it
+        (``advice``: this turn's, when the caller has it)."""
+        advice = advice if advice is not None else self.strategy.advise(view.situation())
+        then = _Then(self.strategy, view.turn, move_action(advice, choice))
+        prefix = list(view.transcript)
         total = 0.0
         for k in range(self.seeds):
             seed = self.task.seed * 7_919 + 104_729 * (k + 1)  # never the negotiation's own seed
             buyer = self.pool.buyer(self.task.buyer, self.task.persona, seed)
             try:
-                ep = await run_negotiation(
-                    Replay(_Then(self.strategy, view.turn, choice), prefix),
-                    Replay(buyer, prefix),
-                    self.scenario,
-                    seed,
-                )
+                ep = await run_negotiation(Replay(then, prefix), Replay(buyer, prefix), self.scenario, seed)
             finally:
                 await buyer.aclose()
             total += seller_score(self.scenario, ep.outcome.terms if ep.outcome.deal else None)
@@ -103,6 +103,6 @@ class Lookahead:
     async def choose(self, view: PartyView, advice: Advice) -> str:
         """The open choice worth most when played out, if it beats the strategy's own by the margin."""
         own = advice.recommended
-        values = {c: await self.value(view, c) for c in open_choices(advice)}
+        values = {c: await self.value(view, c, advice) for c in open_choices(advice)}
         best = max(values, key=lambda c: values[c])
         return own if values.get(own, -1.0) >= values[best] - max(self.margin, 1e-9) else best

@@ -222,13 +222,13 @@ def train_command(
     and OUT/reward_curve.png. Evaluate with `negotiator eval --seller local/OUT --suite heldout`
     (local/OUT serves OUT/merged; local/OUT/adapter serves the adapter on its base).
     """
-    from train.config import PROFILES, resolve
+    from train.config import PROFILES, TEACHERS, resolve
     from train.pool import parse_seed_range
 
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
-    if teacher not in ("strategy", "lookahead"):
-        raise UsageError(f"--teacher {teacher!r}: choose strategy or lookahead")
+    if teacher not in TEACHERS:
+        raise UsageError(f"--teacher {teacher!r}: choose {' or '.join(TEACHERS)}")
     lrs: list[float | None] = [*_parse_lrs(lr)] if lr is not None else [None]  # None: the profile's rate
     if push_to_hub and len(lrs) > 1:
         raise UsageError(
