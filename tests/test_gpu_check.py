@@ -37,7 +37,8 @@ def _run(*args: str, **env: str) -> tuple[int, dict[str, str], str]:
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, "PYTHON": sys.executable, "OMP_NUM_THREADS": "1", **env},
+        # GPU_CHECK_WHEELS: not a .whl/ that gpu_wheels.sh filled here for the GPU host's Python
+        env={**os.environ, "PYTHON": sys.executable, "OMP_NUM_THREADS": "1", "GPU_CHECK_WHEELS": "/nonexistent", **env},
     )
     lines = {}
     for line in proc.stdout.splitlines():

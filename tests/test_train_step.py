@@ -239,6 +239,25 @@ def test_gpu_profile_reaches_a_named_vllm_server():
     assert (
         cpu.use_cpu and not cpu.bf16 and not cpu.gradient_checkpointing
     )  # recomputing costs more than storing on a CPU
+    assert args.gradient_checkpointing  # on a GPU, TRL's default: activations recomputed, memory kept
+
+
+def test_activation_checkpointing_is_named_as_the_installed_transformers_names_it():
+    """transformers 5.2x calls it activation_checkpointing; the 5.17 of the CUDA host the GPU
+    check ran on knows only gradient_checkpointing, and GRPOConfig refused the new name there."""
+    from dataclasses import dataclass
+
+    from trl import GRPOConfig
+
+    from train.run import checkpointing_arg
+
+    @dataclass
+    class Older:
+        gradient_checkpointing: bool = False
+
+    assert checkpointing_arg(Older) == "gradient_checkpointing"
+    name = checkpointing_arg(GRPOConfig)
+    assert name in GRPOConfig.__dataclass_fields__
 
 
 def test_time_budget_stops_before_a_step_that_would_overrun_it():

@@ -234,6 +234,7 @@ def grpo_args(cfg: TrainConfig, out: Path | None = None):
     from trl import GRPOConfig
 
     out = out if out is not None else cfg.out
+    checkpointing: dict[str, Any] = {checkpointing_arg(GRPOConfig): cfg.profile == "gpu"}
     return GRPOConfig(
         output_dir=str(out / "checkpoints"),
         learning_rate=cfg.lr,
@@ -263,8 +264,19 @@ def grpo_args(cfg: TrainConfig, out: Path | None = None):
         # TRL turns it on by default. On the CPU recomputing activations costs more than
         # storing them, and with LoRA it makes the backward pass run through every layer
         # instead of stopping at the lowest adapted one.
-        activation_checkpointing=cfg.profile == "gpu",
+        **checkpointing,
     )
+
+
+def checkpointing_arg(config_class) -> str:
+    """The name of the activation-checkpointing switch in this transformers' training arguments.
+
+    transformers 5.2x renamed ``gradient_checkpointing`` to ``activation_checkpointing`` (the old
+    name a deprecated alias until v6); earlier 5.x releases, such as the 5.17 of a CUDA host the
+    GPU check ran on, know only the old name.
+    """
+    fields = getattr(config_class, "__dataclass_fields__", {})
+    return "activation_checkpointing" if "activation_checkpointing" in fields else "gradient_checkpointing"
 
 
 def served_sampling(folder: str) -> dict:
