@@ -1,6 +1,7 @@
 """Issue 29's comparison: the decision seller, trained and not, beside the rule sellers, paired.
 
-    python benchmarks/decision_arms.py --out runs/decisions --arm trained=local/runs/decide
+    python benchmarks/decision_arms.py --out runs/decisions \
+        --arm "trained=local/runs/decide?strategy=responsive&menu=moves&words=strategy&temperature=0"
     python benchmarks/decision_arms.py --out runs/decisions --places talk --arms boulware,keywords
 
 Every arm plays the same negotiations through ``negotiator eval`` (so a run folder of each arm
@@ -14,7 +15,9 @@ The default arms: ``boulware`` (``rule/boulware``, the pinned baseline), ``respo
 (``rule/responsive?reader=none``), ``keywords`` (``rule/responsive``: the keyword reader),
 ``default`` (``local/gemma-3-270m``: the default seller, the model writing the words),
 ``base`` (the untrained 270M deciding: ``local/gemma-3-270m?menu=moves&words=strategy``),
-plus any ``--arm NAME=SPEC``. It prints each arm's score, deal rate and deals below the floor
+plus any ``--arm NAME=SPEC``. Give a trained arm ``temperature=0``: the default seller chooses
+greedily, and a trained default would too; without it a local model samples its move
+(temperature 1), which cost the warm-started student 0.037 on ``talk`` (docs/decisions.md). It prints each arm's score, deal rate and deals below the floor
 per place, and the paired differences (95% CI clustered by scenario, sign-flip p) of
 ``--pairs`` (default: each trained arm against boulware, keywords and default, and base).
 """
