@@ -226,7 +226,8 @@ def decoder_stage(
             for i, (m, s) in enumerate(prompts)
         ]
 
-    engine.generate(requests()[:1])  # warm-up: grammars compiled, kernels loaded
+    engine.generate(requests())  # warm-up on the batch itself: on CUDA the first pass at each shape
+    # chooses its kernels, and a one-row warm-up left the timed batch 5x slower (docs/benchmarks.md)
     sync = torch.cuda.synchronize if check.device == "cuda" else (lambda: None)
     sync()
     t0 = time.perf_counter()
