@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ["NEGOTIATOR_BLOCK_REMOTE"] = "1"
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
+
+# Several tests press Ctrl-C (SIGINT) on a child process. A shell starts a background job
+# (`cmd &`, nohup) with SIGINT ignored, children inherit that, and Python then installs no
+# KeyboardInterrupt handler: the child never sees the Ctrl-C. Give children the terminal's
+# disposition whatever started the test run.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Property tests check behaviour, not speed: on a shared, loaded CPU a 200 ms deadline fails at random.
 settings.register_profile("negotiator", deadline=None)
