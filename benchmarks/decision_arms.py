@@ -17,9 +17,11 @@ The default arms: ``boulware`` (``rule/boulware``, the pinned baseline), ``respo
 ``base`` (the untrained 270M deciding: ``local/gemma-3-270m?menu=moves&words=strategy``),
 plus any ``--arm NAME=SPEC``. Give a trained arm ``temperature=0``: the default seller chooses
 greedily, and a trained default would too; without it a local model samples its move
-(temperature 1), which cost the warm-started student 0.037 on ``talk`` (docs/decisions.md). It prints each arm's score, deal rate and deals below the floor
-per place, and the paired differences (95% CI clustered by scenario, sign-flip p) of
-``--pairs`` (default: each trained arm against boulware, keywords and default, and base).
+(temperature 1), which cost the warm-started student 0.037 on ``talk`` (docs/decisions.md).
+
+It prints each arm's score, deal rate and deals below the floor per place, and the paired
+differences (95% CI clustered by scenario, sign-flip p) of ``--pairs`` (default: each trained
+arm against boulware, keywords and default, and base).
 """
 
 from __future__ import annotations

@@ -198,26 +198,22 @@ def need_cuda(check: Check) -> None:
         raise Skip("skipped: no CUDA device (torch.cuda.is_available() is False); --dry-run runs on the CPU")
 
 
-def decoder_stage(
-    check: Check, folder: Callable[[Check], Path], rows: int = DECODER_ROWS, tokens: int = DECODER_TOKENS
-) -> str:
-    need("pydantic", "negotiator.models.local.decoding", "torch", "transformers", "xgrammar")
-    need_cuda(check)
+def decoder_batch(check: Check, folder: Callable[[Check], Path], rows: int, tokens: int):
+    """The local decoder on ``folder``'s model, on the check's device, and a function that makes
+    its seeded batch: ``rows`` first seller turns of the quick suite, grammar-constrained."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from negotiator.actions import ActionParseError, read_action_data
+    from evals.prompts import first_seller_turns
     from negotiator.models.local.decoding import Decoder, Request, Sampling, set_turn_stops
 
     path = folder(check)
     tok = AutoTokenizer.from_pretrained(str(path))
     model = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, check.dtype))
-    model.to(torch.device(check.device))  # type: ignore[arg-type]  # as above
+    model.to(torch.device(check.device))  # type: ignore[arg-type]  # transformers wraps .to; mypy misreads it
     model.eval()
     set_turn_stops(model, tok)
     engine = Decoder(model, tok)
-    from evals.prompts import first_seller_turns
-
     prompts = first_seller_turns(rows)
 
     def requests():
@@ -226,6 +222,19 @@ def decoder_stage(
             for i, (m, s) in enumerate(prompts)
         ]
 
+    return engine, requests
+
+
+def decoder_stage(
+    check: Check, folder: Callable[[Check], Path], rows: int = DECODER_ROWS, tokens: int = DECODER_TOKENS
+) -> str:
+    need("pydantic", "negotiator.models.local.decoding", "torch", "transformers", "xgrammar")
+    need_cuda(check)
+    import torch
+
+    from negotiator.actions import ActionParseError, read_action_data
+
+    engine, requests = decoder_batch(check, folder, rows, tokens)
     engine.generate(requests())  # warm-up on the batch itself: on CUDA the first pass at each shape
     # chooses its kernels, and a one-row warm-up left the timed batch 5x slower (docs/benchmarks.md)
     sync = torch.cuda.synchronize if check.device == "cuda" else (lambda: None)

@@ -6,8 +6,9 @@
 #
 # Python packages the host lacks (trl, xgrammar, pydantic ... on a bare GPU image) travel as
 # wheels in .whl/ (benchmarks/gpu_wheels.sh fetches them; GPU_CHECK_WHEELS names another
-# folder); they are installed from there, offline, into a folder of their own. Exit status: 1 when a stage failed, 3 when every stage
-# was skipped (no CUDA, missing packages), 2 for a bad argument, else 0.
+# folder); they are installed from there, offline, into a folder of their own. Exit status: 1
+# when a stage failed, 3 when every stage was skipped (no CUDA, missing packages), 2 for a bad
+# argument, else 0.
 set -u
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"

@@ -23,10 +23,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import gpu_check as g  # noqa: E402
 import torch  # noqa: E402
-from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
-
-from evals.prompts import first_seller_turns  # noqa: E402
-from negotiator.models.local.decoding import Decoder, Request, Sampling, set_turn_stops  # noqa: E402
 
 
 def main() -> None:
@@ -35,20 +31,7 @@ def main() -> None:
     sync = (lambda: None) if cpu else torch.cuda.synchronize
     folders = [("tiny", g.tiny_folder)] + ([] if cpu else [("270m", g.gemma_270m_folder)])
     for name, folder in folders:
-        path = folder(check)
-        tok = AutoTokenizer.from_pretrained(str(path))
-        model = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, check.dtype))
-        model = model.to(check.device).eval()
-        set_turn_stops(model, tok)
-        engine = Decoder(model, tok)
-        prompts = first_seller_turns(8)
-
-        def requests(engine=engine, prompts=prompts):
-            return [
-                Request(engine.prompt_ids(m), 64, Sampling(temperature=1.0, seed=100 + i), engine.grammar(s))
-                for i, (m, s) in enumerate(prompts)
-            ]
-
+        engine, requests = g.decoder_batch(check, folder, g.DECODER_ROWS, g.DECODER_TOKENS)
         engine.generate(requests())
         engine.generate(requests())  # warm: the batch's shapes seen, kernels chosen
         sync()
