@@ -427,3 +427,28 @@ def test_the_lookahead_warm_start_alone_saves_a_seller_that_learned_the_teachers
     ]:
         with pytest.raises(UsageError, match=says):
             train(_config(tmp_path / "bad", **over), progress=False)
+
+
+def test_the_warm_starts_loss_scores_only_the_answer_positions_and_equals_the_full_loss(home):
+    """``train.imitate.answer_loss`` runs the LM head only where an answer token is predicted:
+    the same cross-entropy, argmax hits and count as scoring every position of the sequence."""
+    import torch
+
+    from train.base_model import load_base
+    from train.imitate import answer_loss
+    from train.policy import TokenTrace
+
+    model = load_base(TINY, dtype="float32").model
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, model.config.vocab_size, (40,), generator=gen).tolist()
+    mask = [0] * 5 + [1] * 6 + [0] * 10 + [1] * 4
+    trace = TokenTrace(prompt_ids=ids[:15], completion_ids=ids[15:], loss_mask=mask)
+    loss, right, n = answer_loss(model, trace)
+
+    seq = torch.tensor([ids])
+    logits = model(input_ids=seq).logits[0, :-1].float()
+    read = torch.tensor([False] * 15 + [bool(m) for m in mask])[1:]
+    full = torch.nn.functional.cross_entropy(logits[read], seq[0, 1:][read], reduction="sum")
+    assert n == 10 == int(read.sum())
+    assert loss.item() == pytest.approx(full.item(), rel=1e-5)
+    assert right == int((logits[read].argmax(-1) == seq[0, 1:][read]).sum())

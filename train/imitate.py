@@ -64,6 +64,23 @@ def demonstrations(
 MEASURED = 8
 
 
+def answer_loss(model, trace: TokenTrace):
+    """The summed cross-entropy of ``trace``'s answer tokens under ``model``, how many of them
+    its argmax predicts, and how many there are. Only the positions that predict an answer
+    token are scored: the LM head over Gemma's 262k vocabulary at every position of the
+    negotiation was most of a demonstration's pass."""
+    import torch
+
+    device = next(model.parameters()).device
+    ids = torch.tensor([trace.prompt_ids + trace.completion_ids], device=device)
+    read = torch.tensor([0] * len(trace.prompt_ids) + trace.loss_mask, device=device, dtype=torch.bool)
+    at = read[1:].nonzero().flatten()  # position p predicts token p + 1
+    logits = model(input_ids=ids, logits_to_keep=at).logits[0].float()
+    target = ids[0, at + 1]
+    loss = torch.nn.functional.cross_entropy(logits, target, reduction="sum")
+    return loss, int((logits.argmax(-1) == target).sum()), len(at)
+
+
 def imitate(model, traces: list[TokenTrace], *, lr: float, epochs: int = 2, seed: int = 0, say=print) -> dict:
     """Fit ``model``'s trainable (LoRA) weights to the traces' answers; returns what it measured:
     the answer tokens' mean cross-entropy and the share of them the model predicts (argmax),
@@ -72,28 +89,14 @@ def imitate(model, traces: list[TokenTrace], *, lr: float, epochs: int = 2, seed
 
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
-    device = next(model.parameters()).device
     t0 = time.perf_counter()
-
-    def batch(trace: TokenTrace):
-        ids = torch.tensor([trace.prompt_ids + trace.completion_ids], device=device)
-        mask = torch.tensor([0] * len(trace.prompt_ids) + trace.loss_mask, device=device, dtype=torch.bool)
-        return ids, mask
-
-    def loss_of(trace: TokenTrace) -> tuple[torch.Tensor, int, int]:
-        ids, mask = batch(trace)
-        logits = model(input_ids=ids).logits[0, :-1].float()
-        target, read = ids[0, 1:], mask[1:]
-        loss = torch.nn.functional.cross_entropy(logits[read], target[read], reduction="sum")
-        right = int((logits[read].argmax(-1) == target[read]).sum())
-        return loss, right, int(read.sum())
 
     def measure() -> tuple[float, float]:  # on the first few traces: a forward pass over all would cost minutes
         model.eval()
         total, right, n = 0.0, 0, 0
         with torch.no_grad():
             for t in traces[:MEASURED]:
-                loss, r, k = loss_of(t)
+                loss, r, k = answer_loss(model, t)
                 total, right, n = total + float(loss), right + r, n + k
         model.train()
         return total / max(n, 1), right / max(n, 1)
@@ -104,7 +107,7 @@ def imitate(model, traces: list[TokenTrace], *, lr: float, epochs: int = 2, seed
     for epoch in range(epochs):
         rng.shuffle(order)
         for i in order:
-            loss, _, k = loss_of(traces[i])
+            loss, _, k = answer_loss(model, traces[i])
             (loss / max(k, 1)).backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
