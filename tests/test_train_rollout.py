@@ -68,7 +68,7 @@ def _play(
     seeds=None,
     strategy="none",
     teacher=False,
-    lookahead=False,
+    lookahead=None,
 ):
     from train.policy import Batcher
     from train.pool import BuyerPool
@@ -505,17 +505,19 @@ def test_the_lookahead_teacher_makes_the_move_worth_most_when_played_out(tiny):
 
     from negotiator.agent.seller import parse_strategy
     from negotiator.party import PartyView, PublicMove
-    from train.lookahead import Lookahead, open_choices
+    from train.lookahead import MARGIN, Lookahead, open_choices
     from train.pool import BuyerPool
 
     pool = BuyerPool(scenario_seeds=(3, 4, 5), max_rounds=3)
     tasks = _tasks(4, buyers=("rule/hurry", "rule/threat"))
-    rollouts = _play(tiny, tasks, strategy=DECIDE, teacher=True, lookahead=True, pool=pool)
+    rollouts = _play(
+        tiny, tasks, strategy=DECIDE, teacher=True, lookahead=MARGIN / 2, pool=pool
+    )  # a margin of its own: it reaches the teacher
     base, _ = tiny
     strategy = parse_strategy(DECIDE)
     own = 0
     for task, r in zip(tasks, rollouts, strict=True):
-        expert = Lookahead(strategy, pool, task, r.episode.scenario)
+        expert = Lookahead(strategy, pool, task, r.episode.scenario, margin=MARGIN / 2)
         sellers = [t for t in r.episode.turns if t.party == "seller"]
         assert sellers and all(t.advice.chosen in t.advice.options for t in sellers)
         for t in sellers:

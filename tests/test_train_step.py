@@ -411,12 +411,21 @@ def test_the_lookahead_warm_start_alone_saves_a_seller_that_learned_the_teachers
     decide = "responsive?menu=moves&words=strategy"
     buyers = ["rule/hurry", "rule/threat", "rule/conceder?e=3"]
     manifest = train(
-        _config(out, strategy=decide, imitate=4, teacher="lookahead", steps=0, max_tokens=24, buyers=buyers),
+        _config(
+            out,
+            strategy=decide,
+            imitate=4,
+            teacher="lookahead",
+            teacher_margin=0.05,
+            steps=0,
+            max_tokens=24,
+            buyers=buyers,
+        ),
         progress=False,
     )
     record = json.loads((out / "imitation.json").read_text())
     assert manifest["steps"] == 0 and manifest["imitation"] == record
-    assert record["teacher"] == "lookahead" and record["negotiations"] == 4
+    assert record["teacher"] == "lookahead" and record["teacher_margin"] == 0.05 and record["negotiations"] == 4
     assert record["teacher_moves"] > 4 and 0 < record["teacher_own_moves"] < 1
     assert record["loss_after"] < record["loss_before"] - 0.1
     assert (out / "adapter" / "adapter_config.json").is_file() and not (out / "metrics.jsonl").exists()

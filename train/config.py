@@ -85,6 +85,7 @@ RUN_KEYS = (
     "strategy",
     "imitate",
     "teacher",
+    "teacher_margin",
 )
 # What a run folder written before a key existed ran with (it is resumed, not refused).
 RUN_KEY_DEFAULTS = {
@@ -93,6 +94,7 @@ RUN_KEY_DEFAULTS = {
     "strategy": "none",
     "imitate": 0,
     "teacher": "strategy",
+    "teacher_margin": 0.1,
 }
 
 
@@ -137,6 +139,9 @@ class TrainConfig(BaseModel):
     # Who plays those negotiations: the strategy's own move on every turn, or the lookahead
     # teacher (train.lookahead: every open move played out against the training buyer).
     teacher: Teacher = "strategy"
+    # How much more another move must be worth, played out, than the strategy's own for the
+    # lookahead teacher to make it (train.lookahead.MARGIN).
+    teacher_margin: float = Field(0.1, ge=0, le=1, allow_inf_nan=False)
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -198,6 +203,8 @@ class TrainConfig(BaseModel):
             raise UsageError("--steps 0 trains nothing: give GRPO steps, or --imitate N for the warm start alone")
         if self.teacher != "strategy" and not self.imitate:
             raise UsageError("--teacher says who plays the --imitate negotiations: add --imitate N")
+        if self.teacher != "lookahead" and self.teacher_margin != 0.1:
+            raise UsageError("--teacher-margin is the lookahead teacher's: add --teacher lookahead")
         if self.generation_batch % self.micro_batch:
             raise UsageError(
                 f"--micro-batch {self.micro_batch} must divide the step's {self.generation_batch} negotiations "

@@ -26,10 +26,17 @@ from .tasks import pool_tasks
 
 
 def demonstrations(
-    n: int, *, pool: BuyerPool, settings: RolloutSettings, tokenizer, seed: int, family: str, lookahead: bool = False
+    n: int,
+    *,
+    pool: BuyerPool,
+    settings: RolloutSettings,
+    tokenizer,
+    seed: int,
+    family: str,
+    lookahead: float | None = None,
 ) -> tuple[list[TokenTrace], dict]:
     """``n`` training negotiations played by the strategy's recommendation (or, with
-    ``lookahead``, by the lookahead teacher's choices: ``train.lookahead``), as token traces
+    ``lookahead``, a margin, by the lookahead teacher's choices: ``train.lookahead``), as token traces
     (tasks drawn apart from the run's own: another seed of the same training pool), and what
     the teacher did: its mean seller score and deal rate, and the share of its moves that were
     not the strategy's own."""

@@ -78,12 +78,12 @@ async def play(
     labels: list[dict],
     seeds: list[int] | None = None,
     teacher: bool = False,
-    lookahead: bool = False,
+    lookahead: float | None = None,
 ) -> list[Rollout]:
     """Play every task once (concurrently) and return the rollouts in task order.
 
     ``teacher``: the seller answers with the strategy's move (``train.policy.Teacher``), or
-    with ``lookahead`` the move the lookahead teacher chooses (``train.lookahead``).
+    with ``lookahead`` (its margin) the move the lookahead teacher chooses (``train.lookahead``).
     ``seeds`` are the sellers' party seeds, one per task (default: from the episode ids):
     each seller turn samples with a seed derived from its party seed and the turn
     (``negotiator/models/seeds.py``), so the rows of a GRPO group, which play the same
@@ -95,8 +95,8 @@ async def play(
         scenario = task.build_scenario(pool)
         kind = Teacher if teacher else PolicyModel
         model = kind(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
-        if isinstance(model, Teacher) and lookahead and strategy is not None:
-            model.expert = Lookahead(strategy, pool, task, scenario)
+        if isinstance(model, Teacher) and lookahead is not None and strategy is not None:
+            model.expert = Lookahead(strategy, pool, task, scenario, margin=lookahead)
         seller = SellerAgent(
             model,
             instructions=settings.instructions,

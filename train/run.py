@@ -207,9 +207,15 @@ def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) 
         tokenizer=base.tokenizer,
         seed=cfg.seed,
         family=rollouts.seller_family,
-        lookahead=cfg.teacher == "lookahead",
+        lookahead=cfg.teacher_margin if cfg.teacher == "lookahead" else None,
     )
-    record = {"teacher": cfg.teacher, **played, **imitate(trainer.model, traces, lr=cfg.lr, seed=cfg.seed, say=say)}
+    margin = {"teacher_margin": cfg.teacher_margin} if cfg.teacher == "lookahead" else {}
+    record = {
+        "teacher": cfg.teacher,
+        **margin,
+        **played,
+        **imitate(trainer.model, traces, lr=cfg.lr, seed=cfg.seed, say=say),
+    }
     write_json(out / "imitation.json", record)
     say(
         f"imitation: answer-token loss {record['loss_before']} -> {record['loss_after']}, "

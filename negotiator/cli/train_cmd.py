@@ -171,6 +171,13 @@ def train_command(
             "played out against the training buyer, the best one made; docs/decisions.md)."
         ),
     ] = "strategy",
+    teacher_margin: Annotated[
+        float,
+        typer.Option(
+            help="How much more (in seller score, 0 to 1) another move must be worth, played out, than the "
+            "strategy's own for the lookahead teacher to make it."
+        ),
+    ] = 0.1,
     seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
     constrain: Annotated[
         bool,
@@ -235,7 +242,6 @@ def train_command(
             "--push-to-hub pushes one trained seller: after the sweep, rerun the command of the arm you choose "
             "with --lr RATE --out OUT/lrRATE --push-to-hub"
         )
-    _check_out(out)
     if from_episodes is not None and not from_episodes.is_file():
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
     prompts = prompts_per_step or (8 if profile == "gpu" else 2)
@@ -255,6 +261,7 @@ def train_command(
         strategy=strategy,
         imitate=imitate,
         teacher=teacher,
+        teacher_margin=teacher_margin,
         lora_r=lora_r,
         lora_alpha=2 * lora_r,
         lora_layers=lora_layers,
@@ -276,6 +283,9 @@ def train_command(
         resolve(cast(Literal["cpu", "gpu"], profile), out=out if len(lrs) == 1 else out / f"lr{x:g}", lr=x, **options)
         for x in lrs
     ]
+    for c in configs:  # every refusal before the folder is made
+        c.check()
+    _check_out(out)
 
     from train.run import train
 
