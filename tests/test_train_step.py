@@ -461,3 +461,21 @@ def test_the_warm_starts_loss_scores_only_the_answer_positions_and_equals_the_fu
     assert n == 10 == int(read.sum())
     assert loss.item() == pytest.approx(full.item(), rel=1e-5)
     assert right == int((logits[read].argmax(-1) == seq[0, 1:][read]).sum())
+
+
+def test_the_imitation_pass_benchmark_compares_two_ways_that_give_one_loss(home, monkeypatch, capsys):
+    """benchmarks/imitation_pass.py times the warm start's pass both ways on one sequence and
+    checks that the loss is the same (the tiny model here: the 270M's figures are in docs/)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "imitation_pass.py"
+    spec = importlib.util.spec_from_file_location("imitation_pass", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(
+        sys, "argv", ["imitation_pass", "--base", TINY, "--dtype", "float32", "--tokens", "200", "--reps", "1"]
+    )
+    bench.main()
+    out = capsys.readouterr().out
+    assert "200 tokens (30 answer tokens)" in out and "losses agree: True" in out
+    assert "full / answers: " in out

@@ -38,6 +38,10 @@ from .pool import DEFAULT_TACTICS, TRAIN_PERSONAS, BuyerPool
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.16: we know
 
 
+LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+"""The layers' projections the adapter trains: attention and MLP."""
+
+
 def build_pool(cfg: TrainConfig) -> BuyerPool:
     return BuyerPool(
         buyers=tuple(cfg.buyers or DEFAULT_TACTICS),
@@ -122,7 +126,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         lora_alpha=cfg.lora_alpha,
         lora_dropout=0.0,
         task_type="CAUSAL_LM",
-        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        target_modules=list(LORA_MODULES),
         layers_to_transform=_top_layers(base.model, cfg.lora_layers),
     )
     rollouts = NegotiationRollouts(
