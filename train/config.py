@@ -26,6 +26,7 @@ from negotiator.errors import UsageError
 from .base_model import EMBEDDED_BASE
 
 Profile = Literal["cpu", "gpu"]
+TEACHER_MARGIN = 0.1  # the lookahead teacher's default margin (train.lookahead.MARGIN says why)
 Teacher = Literal["strategy", "lookahead"]  # who plays the --imitate negotiations
 TEACHERS: tuple[str, ...] = get_args(Teacher)
 
@@ -94,7 +95,7 @@ RUN_KEY_DEFAULTS = {
     "strategy": "none",
     "imitate": 0,
     "teacher": "strategy",
-    "teacher_margin": 0.1,
+    "teacher_margin": TEACHER_MARGIN,
 }
 
 
@@ -141,7 +142,7 @@ class TrainConfig(BaseModel):
     teacher: Teacher = "strategy"
     # How much more another move must be worth, played out, than the strategy's own for the
     # lookahead teacher to make it (train.lookahead.MARGIN).
-    teacher_margin: float = Field(0.1, ge=0, le=1, allow_inf_nan=False)
+    teacher_margin: float = Field(TEACHER_MARGIN, ge=0, le=1, allow_inf_nan=False)
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -203,7 +204,7 @@ class TrainConfig(BaseModel):
             raise UsageError("--steps 0 trains nothing: give GRPO steps, or --imitate N for the warm start alone")
         if self.teacher != "strategy" and not self.imitate:
             raise UsageError("--teacher says who plays the --imitate negotiations: add --imitate N")
-        if self.teacher != "lookahead" and self.teacher_margin != 0.1:
+        if self.teacher != "lookahead" and self.teacher_margin != TEACHER_MARGIN:
             raise UsageError("--teacher-margin is the lookahead teacher's: add --teacher lookahead")
         if self.generation_batch % self.micro_batch:
             raise UsageError(

@@ -26,13 +26,14 @@ from negotiator.party import AnyAction, PartyView, TurnRecord
 from negotiator.runtime import run_negotiation
 from negotiator.strategy import ACCEPT, WALK_AWAY, Advice, Strategy
 
+from .config import TEACHER_MARGIN
 from .pool import BuyerPool
 from .tasks import Replay, Task
 
 SEEDS = 5
 """Buyer noise seeds each move is played out with (the average decides)."""
 
-MARGIN = 0.1
+MARGIN = TEACHER_MARGIN
 """How much more than the strategy's own move another must be worth on average to be made: a
 model cannot see what only the simulation knows (the buyer's type, its noise), so the teacher
 deviates only where it pays clearly (docs/decisions.md: with no margin the model learned to

@@ -172,12 +172,12 @@ def train_command(
         ),
     ] = "strategy",
     teacher_margin: Annotated[
-        float,
+        float | None,
         typer.Option(
             help="How much more (in seller score, 0 to 1) another move must be worth, played out, than the "
-            "strategy's own for the lookahead teacher to make it."
+            "strategy's own for the lookahead teacher to make it [default: 0.1]."
         ),
-    ] = 0.1,
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of task order, buyers and sampling.")] = 0,
     constrain: Annotated[
         bool,
