@@ -17,7 +17,6 @@ unsure ones: the rank correlation of margin and difference says whether they are
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -25,13 +24,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 DECIDE = "responsive?menu=moves&words=strategy"
-
-
-def answer(choice: str) -> str:
-    """The answer JSON of one menu choice, as the decision seller writes it."""
-    if choice in ("accept", "walk_away"):
-        return json.dumps({"action": choice})
-    return json.dumps({"action": "make_offer", "choice": choice})
 
 
 def ranks(xs: list[float]) -> list[float]:
@@ -54,9 +46,11 @@ def main() -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from negotiator.agent.seller import parse_strategy
+    from negotiator.llm.assist import answer_json
     from negotiator.llm.prompt import render_messages
     from negotiator.party import PartyView, PublicMove
     from negotiator.runtime import read_episodes
+    from train.lookahead import move_action
 
     tok = AutoTokenizer.from_pretrained(args.model)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32).eval()
@@ -75,14 +69,17 @@ def main() -> None:
                 continue
             moves = [PublicMove(party=m.party, action=m.action) for m in ep.turns[: t.index]]
             view = PartyView.of(ep.scenario, "seller", moves)
-            prompt = tok.apply_chat_template(render_messages(view, "", "json", strategy), add_generation_prompt=True)
+            advice = strategy.advise(view.situation())  # the turn's menu, as the seller priced it
+            prompt = tok.apply_chat_template(
+                render_messages(view, "", "json", strategy, advice), add_generation_prompt=True
+            )
             prompt = list(prompt["input_ids"] if hasattr(prompt, "keys") else prompt)
             if t.usage is not None and t.usage.prompt_tokens != len(prompt):
                 sys.exit(f"{key} turn {t.index}: the prompt rendered here is not the one the model read")
             logp = {}
             with torch.no_grad():
                 for c in (t.advice.recommended, t.advice.chosen):
-                    ids = tok(answer(c), add_special_tokens=False)["input_ids"]
+                    ids = tok(answer_json(move_action(advice, c), advice), add_special_tokens=False)["input_ids"]
                     # the answer's positions only: Gemma's 262k logits at every prompt position cost gigabytes
                     out = model(torch.tensor([prompt + ids]), logits_to_keep=len(ids) + 1).logits[0, :-1].float()
                     logp[c] = float(torch.log_softmax(out, -1).gather(1, torch.tensor(ids)[:, None]).sum())

@@ -32,26 +32,17 @@ def main() -> None:
     args = ap.parse_args()
 
     import torch
-    from peft import LoraConfig, get_peft_model
+    from peft import get_peft_model
 
     from train.base_model import load_base
     from train.config import cpu_dtype
     from train.imitate import answer_loss
     from train.policy import TokenTrace
-    from train.run import LORA_MODULES
+    from train.run import lora_config
 
     dtype = cpu_dtype() if args.dtype == "auto" else args.dtype
     base = load_base(args.base, dtype=dtype)
-    layers = base.model.config.num_hidden_layers
-    model = get_peft_model(
-        base.model,
-        LoraConfig(
-            r=16,
-            lora_alpha=32,
-            target_modules=list(LORA_MODULES),
-            layers_to_transform=list(range(max(0, layers - 6), layers)),  # --lora-layers 6
-        ),
-    )
+    model = get_peft_model(base.model, lora_config(base.model, r=16, alpha=32, layers=6))  # --lora-layers 6
     model.train()
     ids = torch.randint(0, base.model.config.vocab_size, (args.tokens,), generator=torch.Generator().manual_seed(0))
     prompt = args.tokens // 5

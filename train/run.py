@@ -38,10 +38,6 @@ from .pool import DEFAULT_TACTICS, TRAIN_PERSONAS, BuyerPool
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is experimental in TRL 1.16: we know
 
 
-LORA_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-"""The layers' projections the adapter trains: attention and MLP."""
-
-
 def build_pool(cfg: TrainConfig) -> BuyerPool:
     return BuyerPool(
         buyers=tuple(cfg.buyers or DEFAULT_TACTICS),
@@ -88,7 +84,6 @@ def last_checkpoint(out: Path) -> Path | None:
 def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     """Train one arm; returns its manifest."""
     from datasets import Dataset
-    from peft import LoraConfig
 
     from .base_model import load_base, resolve_base_path
     from .grpo import NegotiationRollouts, make_trainer, negotiation
@@ -121,14 +116,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         rewind(out, 0)  # a run killed before its first checkpoint starts over
 
     args = grpo_args(cfg, out)
-    lora = LoraConfig(
-        r=cfg.lora_r,
-        lora_alpha=cfg.lora_alpha,
-        lora_dropout=0.0,
-        task_type="CAUSAL_LM",
-        target_modules=list(LORA_MODULES),
-        layers_to_transform=_top_layers(base.model, cfg.lora_layers),
-    )
+    lora = lora_config(base.model, r=cfg.lora_r, alpha=cfg.lora_alpha, layers=cfg.lora_layers)
     rollouts = NegotiationRollouts(
         pool=pool,
         settings=RolloutSettings(
@@ -203,6 +191,7 @@ def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) 
     from .imitate import demonstrations, imitate
 
     who = "the strategy's own moves" if cfg.teacher == "strategy" else "the lookahead teacher"
+    margin = cfg.teacher_margin if cfg.teacher == "lookahead" else None
     say(f"imitation warm start: {cfg.imitate} negotiations played by {who} ...")
     traces, played = demonstrations(
         cfg.imitate,
@@ -211,12 +200,11 @@ def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) 
         tokenizer=base.tokenizer,
         seed=cfg.seed,
         family=rollouts.seller_family,
-        lookahead=cfg.teacher_margin if cfg.teacher == "lookahead" else None,
+        lookahead=margin,
     )
-    margin = {"teacher_margin": cfg.teacher_margin} if cfg.teacher == "lookahead" else {}
     record = {
         "teacher": cfg.teacher,
-        **margin,
+        **({"teacher_margin": margin} if margin is not None else {}),
         **played,
         **imitate(trainer.model, traces, lr=cfg.lr, seed=cfg.seed, say=say),
     }
@@ -295,6 +283,21 @@ def served_sampling(folder: str) -> dict:
 
     d = sampling_defaults(folder)
     return {"top_p": d.top_p, "top_k": d.top_k}
+
+
+def lora_config(model, *, r: int, alpha: int, layers: int | None):
+    """The adapter a run trains: rank ``r`` on every attention and MLP projection of the top
+    ``layers`` decoder layers (None: all)."""
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=0.0,
+        task_type="CAUSAL_LM",
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        layers_to_transform=_top_layers(model, layers),
+    )
 
 
 def _top_layers(model, n: int | None) -> list[int] | None:
