@@ -1,7 +1,7 @@
 """The strategy's arms side by side: the pinned Boulware, the responsive strategy, responsive +
 keyword reader, and the oracle, on identical negotiations, paired.
 
-    python benchmarks/strategy_arms.py                              # heldout and talk, the four arms
+    python benchmarks/strategy_arms.py                              # heldout and talk, the five arms
     python benchmarks/strategy_arms.py --suites talk --by persona   # one suite, per-persona rows only
     python benchmarks/strategy_arms.py --buyers                     # + the hold-out, MiCRO and tit-for-tat buyers
     python benchmarks/strategy_arms.py --arm old-default='rule/boulware?noise=0' --arm new-default=rule/responsive
@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evals.oracle import ORACLE_SPEC, OracleSeller  # noqa: E402
+from evals.oracle import ORACLE_SPEC, SAID_SPEC, OracleSeller  # noqa: E402
 from evals.runner import Job, RunOptions, make_buyer, plan  # noqa: E402
 from evals.stats import PairedDifference, bootstrap_mean, paired_difference  # noqa: E402
 from evals.suites import get_suite  # noqa: E402
@@ -54,8 +54,10 @@ DEFAULT_ARMS = {
     "boulware": "rule/boulware",
     "responsive": "rule/responsive?reader=none",
     "keywords": "rule/responsive",
+    "said": SAID_SPEC,
     "oracle": ORACLE_SPEC,
 }
+ORACLES = (ORACLE_SPEC, SAID_SPEC)
 TOLERANCE = 0.005  # a buyer offer better for the seller by less than this is not a concession
 
 
@@ -98,8 +100,8 @@ async def _play(jobs: list[Job], seller: str) -> list[Row]:
     rows = []
     for job in jobs:
         party: Party
-        if seller == ORACLE_SPEC:
-            party = OracleSeller(job.scenario, job.persona, seed=job.seed)
+        if seller in ORACLES:
+            party = OracleSeller(job.scenario, job.persona, seed=job.seed, spec=seller)
         else:
             party = make_party(seller, "seller", seed=job.seed)
         ep = await run_negotiation(
@@ -111,7 +113,7 @@ async def _play(jobs: list[Job], seller: str) -> list[Row]:
 
 def _play_chunk(args: tuple[str, str, list[str] | None, int, int]) -> list[Row]:
     suite, seller, buyers, i, n = args
-    jobs = plan(get_suite(suite), seller if seller != ORACLE_SPEC else "rule/boulware", buyers)
+    jobs = plan(get_suite(suite), seller if seller not in ORACLES else "rule/boulware", buyers)
     return asyncio.run(_play(jobs[i::n], seller))
 
 
@@ -174,8 +176,9 @@ def suite_table(suite: str, arms: dict[str, str], buyers: list[str] | None, work
     names = list(arms)
     base = names[0]
     pairs = [(base, n) for n in names[1:]]
-    if "keywords" in arms and "oracle" in arms:
-        pairs.append(("keywords", "oracle"))
+    for a, b in (("keywords", "said"), ("said", "oracle"), ("keywords", "oracle")):
+        if a in arms and b in arms:
+            pairs.append((a, b))
     if "responsive" in arms and "keywords" in arms:
         pairs.append(("responsive", "keywords"))
     show_pairs(rows, base, pairs, by)
@@ -249,7 +252,7 @@ def reader_recall() -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suites", default="heldout,talk", help="comma-separated suites (default: heldout,talk)")
-    p.add_argument("--arm", action="append", default=[], help="NAME=SPEC, an arm added after the default four")
+    p.add_argument("--arm", action="append", default=[], help="NAME=SPEC, an arm added after the default five")
     p.add_argument("--only", help="comma-separated arm names to play (the first is the baseline)")
     p.add_argument("--buyer", action="append", help="buyer spec(s) in place of the suite's")
     p.add_argument("--buyers", action="store_true", help="also the hold-out, MiCRO and tit-for-tat buyers")

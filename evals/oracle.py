@@ -16,7 +16,7 @@ import time
 from dataclasses import replace
 
 from negotiator.actions import Accept, MakeOffer
-from negotiator.buyers.talk import MOVED, TALK, hurry_deadline, stated_priority
+from negotiator.buyers.talk import TALK, hurry_deadline, said_hints, stalled, stated_priority
 from negotiator.domain.issues import NumericIssue, Offer
 from negotiator.domain.scenario import Scenario
 from negotiator.domain.utility import LinearValue
@@ -25,6 +25,10 @@ from negotiator.strategy import Hints, Strategy
 from negotiator.strategy.outcomes import OutcomeIndex
 
 ORACLE_SPEC = "oracle/responsive"
+SAID_SPEC = "oracle/said"
+"""The responsive strategy told what the buyer *said*, read perfectly, but not whether it is true:
+a reader that misses no phrasing (the ceiling of reading the words), with the keyword reader's
+belief in each signal (``UNSURE``) and no private number."""
 
 
 class OracleSeller:
@@ -32,14 +36,26 @@ class OracleSeller:
 
     family = "oracle"
 
-    def __init__(self, scenario: Scenario, persona: str, *, seed: int = 0, strategy: Strategy | None = None):
+    def __init__(
+        self,
+        scenario: Scenario,
+        persona: str,
+        *,
+        seed: int = 0,
+        strategy: Strategy | None = None,
+        spec: str = ORACLE_SPEC,
+    ):
+        if spec not in (ORACLE_SPEC, SAID_SPEC):
+            raise ValueError(f"unknown oracle {spec!r}; choose {ORACLE_SPEC} or {SAID_SPEC}")
         self.scenario, self.persona, self.seed = scenario, persona, seed
         self.strategy = strategy or Strategy.named("responsive")
-        self.spec = ORACLE_SPEC
+        self.spec = spec
         self.talk = TALK.get(persona)
-        self.walk_away_terms = best_acceptable(scenario)
+        self.walk_away_terms = best_acceptable(scenario) if spec == ORACLE_SPEC else None
 
     def hints(self, view: PartyView) -> Hints:
+        if self.spec == SAID_SPEC:
+            return said_hints(self.scenario, self.persona, self.seed, view)
         truth = Hints(source="oracle", quote=dict(self.walk_away_terms or {}), quote_credible=1.0)
         spec = self.talk
         if spec is None or spec.signal is None:
@@ -49,7 +65,7 @@ class OracleSeller:
             # credible threatener walks long before its clock brings it to its walk-away, so the
             # walk-away is no bound there: only the threat's truth is told.
             moves = [i for i, m in enumerate(view.transcript) if m.party == "buyer"]
-            said = [_buyer_stalled(self.scenario, view.transcript[: i + 1]) for i in moves]
+            said = [stalled(self.scenario, view.transcript[: i + 1]) for i in moves]
             told = Hints(source="oracle") if spec.honest else truth
             return replace(
                 told, threat=bool(said and said[-1]), threats=sum(said), threat_credible=1.0 if spec.honest else 0.0
@@ -81,17 +97,6 @@ class OracleSeller:
 
     async def aclose(self) -> None:
         return None
-
-
-def _buyer_stalled(scenario: Scenario, moves) -> bool:
-    """The buyer's threat rule, on its last move: the seller's last two offers before it moved it less than MOVED."""
-    last_buyer = max((i for i, m in enumerate(moves) if m.party == "buyer"), default=None)
-    if last_buyer is None:
-        return False
-    seller = [m.action.terms for m in moves[:last_buyer] if m.party == "seller" and isinstance(m.action, MakeOffer)]
-    if len(seller) < 2:
-        return False
-    return scenario.buyer.utility(seller[-1]) - scenario.buyer.utility(seller[-2]) < MOVED
 
 
 _BEST: dict[str, Offer | None] = {}

@@ -324,3 +324,84 @@ def test_the_rounds_a_buyer_states_are_read_from_its_own_digits():
     two = read_hints(["I have 2 more rounds at most."], sc.space, turn=5, max_turns=21)
     assert three.hurry and two.hurry
     assert (three.deadline, two.deadline) == ((4 + 2 * 3) / 20, (4 + 2 * 2) / 20)
+
+
+# --- what a talker said, read without a miss (oracle/said, the reader teacher) --------------
+
+
+def _said_at_every_seller_turn(limit: int):
+    """(job, view, said_hints, keyword hints) at every seller turn after a buyer offer, on the talk suite."""
+    from negotiator.buyers.talk import said_hints
+
+    for job in plan(get_suite("talk"), "rule/responsive", limit=limit):
+        ep = asyncio.run(
+            run_negotiation(
+                make_party("rule/responsive", "seller", seed=job.seed),
+                make_buyer(job, RunOptions()),
+                job.scenario,
+                job.seed,
+                persona=job.persona,
+            )
+        )
+        for t in ep.turns:
+            if t.party != "seller":
+                continue
+            moves = [PublicMove(party=m.party, action=m.action) for m in ep.turns[: t.index]]
+            view = PartyView.of(ep.scenario, "seller", moves)
+            if not any(m.party == "buyer" and isinstance(m.action, MakeOffer) for m in moves):
+                continue
+            messages = [m.action.message for m in moves if m.party == "buyer" and isinstance(m.action, MakeOffer)]
+            keywords = read_hints(messages, ep.scenario.space, turn=view.turn, max_turns=view.max_turns)
+            yield job, view, said_hints(ep.scenario, job.persona, job.seed, view), keywords
+
+
+def test_said_hints_hold_every_signal_the_talker_said_and_all_the_keyword_reader_reads():
+    """``said_hints`` replays the talker's rules: the signal of its persona from its first
+    offer on, the threats it made, the priority it states, its stated rounds; where the keyword
+    reader reads the talker's signal, so does it, with a deadline where the reader has one and (up
+    to the written rounding) the same quoted price; the belief is the keyword reader's; a buyer that says nothing gets none."""
+    seen: dict[str, int] = {}
+    checked = 0
+    for job, view, said, keywords in _said_at_every_seller_turn(limit=160):
+        signal = TALK[job.persona].signal
+        assert said.source == "said" and said.threat_credible == said.quote_credible == UNSURE
+        own = {"priority": "priorities"}.get(signal or "", signal)
+        if own in keywords.signals():  # (the reader also reads threats into some quotes: its own mistake)
+            assert own in said.signals(), (job.persona, keywords, said)
+        buyer_said = [
+            m.action.message for m in view.transcript if m.party == "buyer" and isinstance(m.action, MakeOffer)
+        ]
+        if signal is None:
+            assert said.empty
+        elif signal == "threat":
+            assert said.threats == sum(any(m.startswith(t) for t in THREATS) for m in buyer_said)
+        elif signal == "priority":
+            honest = TALK[job.persona].honest
+            assert said.priorities == (stated_priority(job.scenario.space, job.scenario.buyer, honest=honest),)
+        elif signal == "hurry":
+            assert said.hurry
+            if keywords.deadline is not None:  # it read a stated number of rounds, so did said_hints
+                assert said.deadline is not None
+        else:
+            price = _price_issue(job.scenario.space)
+            assert set(said.quote) == {price.name}
+            last = read_hints(buyer_said[-1:], job.scenario.space).quote
+            if last and any(buyer_said[-1].startswith(q.split("{")[0]) for q in QUOTES):  # a price, as written
+                assert float(last[price.name]) == pytest.approx(float(said.quote[price.name]), abs=1.0)
+                checked += 1
+        seen[job.persona] = seen.get(job.persona, 0) + 1
+    assert set(seen) == set(TALK) and checked > 0
+
+
+def test_the_said_oracle_reads_the_words_and_knows_no_private_number():
+    from evals.oracle import ORACLE_SPEC, SAID_SPEC, OracleSeller
+    from negotiator.buyers.talk import said_hints
+
+    for job, view, said, _ in _said_at_every_seller_turn(limit=16):
+        seller = OracleSeller(job.scenario, job.persona, seed=job.seed, spec=SAID_SPEC)
+        assert seller.hints(view) == said == said_hints(job.scenario, job.persona, job.seed, view)
+        assert seller.walk_away_terms is None
+        oracle = OracleSeller(job.scenario, job.persona, seed=job.seed)
+        assert oracle.spec == ORACLE_SPEC and oracle.hints(view).source == "oracle"
+    with pytest.raises(ValueError, match="unknown oracle"):
+        OracleSeller(generate(0), "plain", spec="oracle/psychic")
