@@ -69,6 +69,7 @@ def _play(
     strategy="none",
     teacher=False,
     lookahead=None,
+    reader=False,
 ):
     from train.policy import Batcher
     from train.pool import BuyerPool
@@ -93,6 +94,7 @@ def _play(
             seeds=seeds,
             teacher=teacher,
             lookahead=lookahead,
+            reader=reader,
         )
     )
 
@@ -538,3 +540,39 @@ def test_the_lookahead_teacher_makes_the_move_worth_most_when_played_out(tiny):
             json.dumps(a) for a in answers
         ).replace(" ", "")
     assert own > 0  # it does not just copy the strategy
+
+
+def test_the_reader_teacher_makes_the_move_of_the_strategy_reading_every_phrasing(tiny):
+    """``--teacher reader`` (train.reading): each demonstrated move is the one the strategy
+    makes with the talker's words read without a miss (``said_hints``), as a choice of the menu
+    the model is shown (priced with the keyword reader's hints); against a buyer that says
+    nothing of itself, the strategy's own move every turn. Against quoting buyers, where the
+    keyword reader misses prices, it leaves the strategy's move."""
+    from negotiator.agent.seller import parse_strategy
+    from negotiator.buyers.talk import said_hints
+    from negotiator.party import PartyView, PublicMove
+    from train.pool import BuyerPool
+    from train.reading import menu_choice, talker
+
+    pool = BuyerPool(scenario_seeds=(3, 4, 5))
+    tasks = _tasks(6, buyers=("rule/quote", "rule/fake_quote", "rule/linear?e=1.5"))
+    rollouts = _play(tiny, tasks, strategy=DECIDE, teacher=True, reader=True, pool=pool)
+    strategy = parse_strategy(DECIDE)
+    own = 0
+    for task, r in zip(tasks, rollouts, strict=True):
+        sellers = [t for t in r.episode.turns if t.party == "seller"]
+        assert sellers
+        for t in sellers:
+            moves = [PublicMove(party=m.party, action=m.action) for m in r.episode.turns[: t.index]]
+            view = PartyView.of(r.episode.scenario, "seller", moves)
+            advice = strategy.advise(view.situation())
+            if talker(task) is None:
+                assert t.advice.chosen == t.advice.recommended
+                continue
+            read = strategy.advise(
+                view.situation(), hints=said_hints(r.episode.scenario, talker(task), task.seed, view)
+            )
+            assert t.advice.chosen == menu_choice(advice, read)
+            own += t.advice.chosen != t.advice.recommended
+    assert own > 0  # it reads what the keyword reader misses
+    assert (talker(tasks[0]), talker(tasks[2])) == ("quote", None)

@@ -27,7 +27,7 @@ from .base_model import EMBEDDED_BASE
 
 Profile = Literal["cpu", "gpu"]
 TEACHER_MARGIN = 0.1  # the lookahead teacher's default margin (train.lookahead.MARGIN says why)
-Teacher = Literal["strategy", "lookahead"]  # who plays the --imitate negotiations
+Teacher = Literal["strategy", "lookahead", "reader"]  # who plays the --imitate negotiations
 TEACHERS: tuple[str, ...] = get_args(Teacher)
 
 TRAIN_STRATEGY = "boulware?candidates=3"
@@ -137,8 +137,9 @@ class TrainConfig(BaseModel):
     # The imitation warm start (train.imitate): negotiations played by the strategy's own
     # recommendation that the adapter learns to answer like before GRPO starts (0: none).
     imitate: int = Field(0, ge=0)
-    # Who plays those negotiations: the strategy's own move on every turn, or the lookahead
-    # teacher (train.lookahead: every open move played out against the training buyer).
+    # Who plays those negotiations: the strategy's own move on every turn, the lookahead
+    # teacher (train.lookahead: every open move played out against the training buyer), or
+    # the reader teacher (train.reading: the strategy's move had it read every phrasing).
     teacher: Teacher = "strategy"
     # How much more another move must be worth, played out, than the strategy's own for the
     # lookahead teacher to make it (train.lookahead.MARGIN).
@@ -197,7 +198,7 @@ class TrainConfig(BaseModel):
             )
         if self.teacher != "strategy" and not (plan is not None and plan.menu == "moves"):
             raise UsageError(
-                "--teacher lookahead chooses among the strategy's priced moves: give --strategy "
+                f"--teacher {self.teacher} chooses among the strategy's priced moves: give --strategy "
                 "'responsive?menu=moves&words=strategy' (with --imitate N)"
             )
         if self.steps == 0 and not self.imitate:

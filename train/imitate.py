@@ -34,9 +34,11 @@ def demonstrations(
     seed: int,
     family: str,
     lookahead: float | None = None,
+    reader: bool = False,
 ) -> tuple[list[TokenTrace], dict]:
     """``n`` training negotiations played by the strategy's recommendation (or, with
-    ``lookahead``, a margin, by the lookahead teacher's choices: ``train.lookahead``), as token traces
+    ``lookahead``, a margin, by the lookahead teacher's choices: ``train.lookahead``; with
+    ``reader``, by the strategy reading every phrasing: ``train.reading``), as token traces
     (tasks drawn apart from the run's own: another seed of the same training pool), and what
     the teacher did: its mean seller score and deal rate, and the share of its moves that were
     not the strategy's own."""
@@ -56,6 +58,7 @@ def demonstrations(
             labels=labels,
             teacher=True,
             lookahead=lookahead,
+            reader=reader,
         )
     )
     moves = [t.advice for r in rollouts for t in r.episode.turns if t.party == "seller" and t.advice is not None]

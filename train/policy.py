@@ -41,6 +41,7 @@ from negotiator.models.local.decoding import Decoded, Engine, Request, Sampling,
 
 if TYPE_CHECKING:
     from .lookahead import Lookahead
+    from .reading import Reading
 
 
 @dataclass
@@ -264,11 +265,11 @@ class PolicyModel:
 
 class Teacher(PolicyModel):
     """A seller model whose every answer is the strategy's recommendation, or with an
-    ``expert`` (``train.lookahead.Lookahead``) the move it chooses, recorded as a TokenTrace
+    ``expert`` (``train.lookahead.Lookahead``, ``train.reading.Reading``) the move it chooses, recorded as a TokenTrace
     exactly as a rollout records the policy's: the demonstrations the imitation warm start
     (``train.imitate``) fits before GRPO. It never calls the engine."""
 
-    expert: Lookahead | None = None  # set by the rollout that plays the demonstration
+    expert: Lookahead | Reading | None = None  # set by the rollout that plays the demonstration
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         from negotiator.llm.assist import answer_json

@@ -28,6 +28,7 @@ from negotiator.runtime.episode import Episode
 from .lookahead import Lookahead
 from .policy import Batcher, PolicyModel, Teacher, TokenTrace
 from .pool import BuyerPool
+from .reading import Reading
 from .tasks import Replay, Task
 
 
@@ -79,11 +80,13 @@ async def play(
     seeds: list[int] | None = None,
     teacher: bool = False,
     lookahead: float | None = None,
+    reader: bool = False,
 ) -> list[Rollout]:
     """Play every task once (concurrently) and return the rollouts in task order.
 
     ``teacher``: the seller answers with the strategy's move (``train.policy.Teacher``), or
-    with ``lookahead`` (its margin) the move the lookahead teacher chooses (``train.lookahead``).
+    with ``lookahead`` (its margin) the move the lookahead teacher chooses (``train.lookahead``),
+    with ``reader`` the move of the strategy reading every phrasing (``train.reading``).
     ``seeds`` are the sellers' party seeds, one per task (default: from the episode ids):
     each seller turn samples with a seed derived from its party seed and the turn
     (``negotiator/models/seeds.py``), so the rows of a GRPO group, which play the same
@@ -95,8 +98,11 @@ async def play(
         scenario = task.build_scenario(pool)
         kind = Teacher if teacher else PolicyModel
         model = kind(batcher, tokenizer, spec=seller_spec, family=seller_family, train_messages=settings.train_messages)
-        if isinstance(model, Teacher) and lookahead is not None and strategy is not None:
-            model.expert = Lookahead(strategy, pool, task, scenario, margin=lookahead)
+        if isinstance(model, Teacher) and strategy is not None:
+            if lookahead is not None:
+                model.expert = Lookahead(strategy, pool, task, scenario, margin=lookahead)
+            elif reader:
+                model.expert = Reading(strategy, task, scenario)
         seller = SellerAgent(
             model,
             instructions=settings.instructions,

@@ -190,7 +190,11 @@ def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) 
     """The imitation warm start (train.imitate) on the trainer's adapter; OUT/imitation.json says what it did."""
     from .imitate import demonstrations, imitate
 
-    who = "the strategy's own moves" if cfg.teacher == "strategy" else "the lookahead teacher"
+    who = {
+        "strategy": "the strategy's own moves",
+        "lookahead": "the lookahead teacher",
+        "reader": "the reader teacher",
+    }[cfg.teacher]
     margin = cfg.teacher_margin if cfg.teacher == "lookahead" else None
     say(f"imitation warm start: {cfg.imitate} negotiations played by {who} ...")
     traces, played = demonstrations(
@@ -201,6 +205,7 @@ def warm_start(cfg: TrainConfig, trainer, rollouts, pool, base, out: Path, say) 
         seed=cfg.seed,
         family=rollouts.seller_family,
         lookahead=margin,
+        reader=cfg.teacher == "reader",
     )
     record = {
         "teacher": cfg.teacher,

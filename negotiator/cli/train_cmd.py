@@ -167,8 +167,9 @@ def train_command(
     teacher: Annotated[
         str,
         typer.Option(
-            help="Who plays the --imitate negotiations: strategy (its own move) or lookahead (every open move "
-            "played out against the training buyer, the best one made; docs/decisions.md)."
+            help="Who plays the --imitate negotiations: strategy (its own move), lookahead (every open move "
+            "played out against the training buyer, the best one made) or reader (the strategy's move had it "
+            "read every phrasing the talking buyer used); docs/decisions.md."
         ),
     ] = "strategy",
     teacher_margin: Annotated[
@@ -235,7 +236,7 @@ def train_command(
     if profile not in PROFILES:
         raise UsageError(f"--profile {profile!r}: choose cpu or gpu")
     if teacher not in TEACHERS:
-        raise UsageError(f"--teacher {teacher!r}: choose {' or '.join(TEACHERS)}")
+        raise UsageError(f"--teacher {teacher!r}: choose {', '.join(TEACHERS[:-1])} or {TEACHERS[-1]}")
     lrs: list[float | None] = [*_parse_lrs(lr)] if lr is not None else [None]  # None: the profile's rate
     if push_to_hub and len(lrs) > 1:
         raise UsageError(
