@@ -176,11 +176,9 @@ def suite_table(suite: str, arms: dict[str, str], buyers: list[str] | None, work
     names = list(arms)
     base = names[0]
     pairs = [(base, n) for n in names[1:]]
-    for a, b in (("keywords", "said"), ("said", "oracle"), ("keywords", "oracle")):
-        if a in arms and b in arms:
+    for a, b in (("keywords", "said"), ("said", "oracle"), ("keywords", "oracle"), ("responsive", "keywords")):
+        if a in arms and b in arms and (a, b) not in pairs:
             pairs.append((a, b))
-    if "responsive" in arms and "keywords" in arms:
-        pairs.append(("responsive", "keywords"))
     show_pairs(rows, base, pairs, by)
     return rows
 

@@ -65,7 +65,7 @@ class OracleSeller:
             # credible threatener walks long before its clock brings it to its walk-away, so the
             # walk-away is no bound there: only the threat's truth is told.
             moves = [i for i, m in enumerate(view.transcript) if m.party == "buyer"]
-            said = [stalled(self.scenario, view.transcript[: i + 1]) for i in moves]
+            said = [stalled(self.scenario, view.transcript[:i]) for i in moves]
             told = Hints(source="oracle") if spec.honest else truth
             return replace(
                 told, threat=bool(said and said[-1]), threats=sum(said), threat_credible=1.0 if spec.honest else 0.0

@@ -42,6 +42,7 @@ from ..domain.scenario import Scenario, other
 from ..domain.utility import LinearValue, Preferences
 from ..party import AnyAction, PartyView
 from ..strategy import Advice, Hints, Situation
+from ..strategy.reading import stated_deadline
 from .persona import Persona
 
 if TYPE_CHECKING:
@@ -468,7 +469,7 @@ def said_hints(scenario: Scenario, persona: str, seed: int, view: PartyView) -> 
         return said
     buyer, space = scenario.buyer, scenario.space
     if spec.signal == "threat":
-        threats = [stalled(scenario, view.transcript[: i + 1]) for i in moves]
+        threats = [stalled(scenario, view.transcript[:i]) for i in moves]
         return replace(said, threat=threats[-1], threats=sum(threats))
     if spec.signal == "priority":
         return replace(said, priorities=(stated_priority(space, buyer, honest=spec.honest),))
@@ -477,31 +478,22 @@ def said_hints(scenario: Scenario, persona: str, seed: int, view: PartyView) -> 
         for i in moves:
             m = _ROUNDS_LEFT.search(view.transcript[i].action.message or "")
             if m and view.max_turns > 1:
-                n = int(next(g for g in m.groups() if g))
-                deadline = max(0.0, min(1.0, (i + 2 * n) / (view.max_turns - 1)))
+                deadline = stated_deadline(i, int(next(g for g in m.groups() if g)), view.max_turns)
         return replace(said, hurry=True, deadline=deadline)
     price = price_issue(space)  # a quote, true or invented: the price it names (_quote's)
     if price is None:
         return said
-    sellers = [m.action.terms for m in view.transcript if m.party == "seller" and isinstance(m.action, MakeOffer)]
-    rest = dict(sellers[0]) if sellers else _worst(space, buyer)
-    value = walk_away_price(space, buyer, price, rest)
+    value = walk_away_price(space, buyer, price, seller_ideal(PartyView.of(scenario, "buyer", view.transcript)))
     if not spec.honest:
         ideal = float(buyer.ideal(space)[price.name])
         value -= random.Random(f"{seed}:talk:{persona}:{scenario.id}").uniform(0.3, 0.6) * (value - ideal)
     return replace(said, quote={price.name: price.snap(value)})
 
 
-def stalled(scenario: Scenario, moves) -> bool:
-    """A threatening talker's rule on its last move in ``moves``: the seller's last two offers
-    before it moved it less than ``MOVED`` (so it threatened, or walked)."""
-    last_buyer = max((i for i, m in enumerate(moves) if m.party == "buyer"), default=None)
-    if last_buyer is None:
-        return False
-    seller = [m.action.terms for m in moves[:last_buyer] if m.party == "seller" and isinstance(m.action, MakeOffer)]
-    if len(seller) < 2:
-        return False
-    return scenario.buyer.utility(seller[-1]) - scenario.buyer.utility(seller[-2]) < MOVED
+def stalled(scenario: Scenario, before) -> bool:
+    """A threatening talker's rule on its move after ``before``: the seller's last two offers
+    moved it less than ``MOVED`` (so it threatens, or walks)."""
+    return Talker._stalled(PartyView.of(scenario, "buyer", before), len(before))
 
 
 _ROUNDS_LEFT = re.compile("|".join(re.escape(p).replace(re.escape("{n}"), r"(\d+)") for p in HURRY_ROUNDS))
@@ -530,13 +522,11 @@ def seller_ideal(view: PartyView) -> Offer:
     """The seller's opening terms if it made an offer, else the buyer's worst values (what a
     seller asks for): the terms a walk-away price is priced against."""
     seller = view.offers_by(other(view.role))
-    return dict(seller[0]) if seller else _worst(view.space, view.preferences)
-
-
-def _worst(space: OutcomeSpace, prefs: Preferences) -> Offer:
-    """``prefs``'s worst value on every issue."""
+    if seller:
+        return dict(seller[0])
+    prefs = view.preferences
     worst: Offer = {}
-    for issue in space.issues:
+    for issue in view.space.issues:
         if isinstance(issue, DiscreteIssue):
             worst[issue.name] = min(issue.options, key=lambda o: prefs.issue_value(issue.name, o))
         else:

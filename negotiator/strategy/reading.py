@@ -395,7 +395,7 @@ def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, m
         if one.hurry:
             hurry = True
             if one.rounds is not None and max_turns > 1:
-                deadline = max(0.0, min(1.0, (said_at + 2 * one.rounds) / (max_turns - 1)))
+                deadline = stated_deadline(said_at, one.rounds, max_turns)
         if one.quote is not None and listing.price is not None:
             quote = {listing.price.name: one.quote}
         priorities += [n for n in one.priorities if n not in priorities]
@@ -411,6 +411,12 @@ def read_hints(messages: Sequence[str], space: OutcomeSpace, *, turn: int = 0, m
         priorities_credible=UNSURE,
         source="keywords",
     )
+
+
+def stated_deadline(said_at: int, rounds: int, max_turns: int) -> float:
+    """The progress (0..1) by which a side that said at turn ``said_at`` it has ``rounds`` more
+    rounds goes: one of its moves every other turn (``max_turns`` above 1)."""
+    return max(0.0, min(1.0, (said_at + 2 * rounds) / (max_turns - 1)))
 
 
 def _rounds(text: str) -> int:
