@@ -204,10 +204,13 @@ def run(store: str | None, replicas: int, rounds: int, seller: str = SELLER, cod
         env = {"PYTHONPATH": str(Path(code).resolve())} if code else None
         procs = start_replicas(store or str(work / "negotiations.sqlite"), replicas, work, seller, env)
         try:
-            return race([p.base_url for p in procs], rounds)
+            tally = race([p.base_url for p in procs], rounds)
         finally:
             for p in procs:
                 p.stop()
+        if tally.errors:  # what the replicas logged is the only account of an error answer: keep it
+            tally.problems += [f"{p.log.name}: {p.log.read_text()[-4000:]}" for p in procs]
+        return tally
 
 
 _COST = """

@@ -13,6 +13,7 @@ every contested turn and the store kept one of them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import sqlite3
 import sys
@@ -168,3 +169,23 @@ async def test_mcp_and_a2a_answer_a_move_another_replica_stored_first_with_a_con
     finally:
         await client.close()
         await http.aclose()
+
+
+async def test_replicas_creating_the_ledger_table_at_the_same_moment_all_succeed(postgres_url):
+    """Each replica creates the ledger table on its first move; several first moves arrive together.
+
+    PostgreSQL's ``CREATE TABLE IF NOT EXISTS`` is not atomic: racing it raised
+    ``DuplicateObject`` in one replica, answered as an internal error (a flaky race test found it).
+    """
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from negotiator.sessions.ledger import TABLE, PostgresLedger
+
+    async with contextlib.AsyncExitStack() as stack:
+        savers = [await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(postgres_url)) for _ in range(16)]
+        for _ in range(100):
+            async with savers[0]._cursor() as cur:
+                await cur.execute(f"DROP TABLE IF EXISTS {TABLE}")
+            results = await asyncio.gather(*(PostgresLedger(s).setup() for s in savers), return_exceptions=True)
+            assert [r for r in results if r is not None] == []
+            assert await PostgresLedger(savers[1]).claim("race", 0, {"moves": []})

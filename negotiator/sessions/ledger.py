@@ -96,16 +96,15 @@ class PostgresLedger(Ledger):
         self._saver = saver
 
     async def setup(self) -> None:
-        import psycopg
-
-        try:
-            async with self._saver._cursor() as cur:
-                await cur.execute(
-                    f"CREATE TABLE IF NOT EXISTS {TABLE} (session_id TEXT NOT NULL, turn INTEGER NOT NULL, "
-                    "change JSONB NOT NULL, PRIMARY KEY (session_id, turn))"
-                )
-        except psycopg.errors.UniqueViolation:
-            pass  # another replica created it at the same moment ("IF NOT EXISTS" is not atomic in PostgreSQL)
+        # "CREATE TABLE IF NOT EXISTS" is not atomic in PostgreSQL: replicas making their first
+        # move together collide on the table's type (DuplicateObject, UniqueViolation). A lock
+        # held until the transaction ends makes them take turns; the later ones find the table.
+        async with self._saver._cursor() as cur, cur.connection.transaction():
+            await cur.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
+            await cur.execute(
+                f"CREATE TABLE IF NOT EXISTS {TABLE} (session_id TEXT NOT NULL, turn INTEGER NOT NULL, "
+                "change JSONB NOT NULL, PRIMARY KEY (session_id, turn))"
+            )
 
     async def claim(self, session_id: str, turn: int, change: dict[str, Any]) -> bool:
         async with self._saver._cursor() as cur:
