@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evals.oracle import ORACLE_SPEC, SAID_SPEC, OracleSeller  # noqa: E402
+from evals.oracle import ORACLE_SPEC, READ_SPEC, SAID_SPEC, OracleSeller  # noqa: E402
 from evals.runner import Job, RunOptions, make_buyer, plan  # noqa: E402
 from evals.stats import PairedDifference, bootstrap_mean, paired_difference  # noqa: E402
 from evals.suites import get_suite  # noqa: E402
@@ -55,9 +55,10 @@ DEFAULT_ARMS = {
     "responsive": "rule/responsive?reader=none",
     "keywords": "rule/responsive",
     "said": SAID_SPEC,
+    "read": READ_SPEC,
     "oracle": ORACLE_SPEC,
 }
-ORACLES = (ORACLE_SPEC, SAID_SPEC)
+ORACLES = (ORACLE_SPEC, SAID_SPEC, READ_SPEC)
 TOLERANCE = 0.005  # a buyer offer better for the seller by less than this is not a concession
 
 
@@ -176,7 +177,14 @@ def suite_table(suite: str, arms: dict[str, str], buyers: list[str] | None, work
     names = list(arms)
     base = names[0]
     pairs = [(base, n) for n in names[1:]]
-    for a, b in (("keywords", "said"), ("said", "oracle"), ("keywords", "oracle"), ("responsive", "keywords")):
+    for a, b in (
+        ("keywords", "said"),
+        ("keywords", "read"),
+        ("read", "said"),
+        ("said", "oracle"),
+        ("keywords", "oracle"),
+        ("responsive", "keywords"),
+    ):
         if a in arms and b in arms and (a, b) not in pairs:
             pairs.append((a, b))
     show_pairs(rows, base, pairs, by)

@@ -16,15 +16,20 @@ import time
 from dataclasses import replace
 
 from negotiator.actions import Accept, MakeOffer
-from negotiator.buyers.talk import TALK, hurry_deadline, said_hints, stalled, stated_priority
+from negotiator.buyers.talk import TALK, hurry_deadline, said_hints, said_reading, stalled, stated_priority
 from negotiator.domain.issues import NumericIssue, Offer
 from negotiator.domain.scenario import Scenario
 from negotiator.domain.utility import LinearValue
 from negotiator.party import PartyView, TurnRecord
-from negotiator.strategy import Hints, Strategy
+from negotiator.strategy import READINGS, Hints, Strategy
 from negotiator.strategy.outcomes import OutcomeIndex
+from negotiator.strategy.reading import read_as
 
 ORACLE_SPEC = "oracle/responsive"
+READ_SPEC = "oracle/read"
+"""The readings menu read without a miss: the keyword reading, plus the reading (hurry, quote)
+the talker's words hold, as ``menu=readings`` prices it (``negotiator.strategy.reading.read_as``):
+the most a model trained on that menu can reach."""
 SAID_SPEC = "oracle/said"
 """The responsive strategy told what the buyer *said*, read perfectly, but not whether it is true:
 a reader that misses no phrasing (the ceiling of reading the words), with the keyword reader's
@@ -45,8 +50,8 @@ class OracleSeller:
         strategy: Strategy | None = None,
         spec: str = ORACLE_SPEC,
     ):
-        if spec not in (ORACLE_SPEC, SAID_SPEC):
-            raise ValueError(f"unknown oracle {spec!r}; choose {ORACLE_SPEC} or {SAID_SPEC}")
+        if spec not in (ORACLE_SPEC, SAID_SPEC, READ_SPEC):
+            raise ValueError(f"unknown oracle {spec!r}; choose {ORACLE_SPEC}, {SAID_SPEC} or {READ_SPEC}")
         self.scenario, self.persona, self.seed = scenario, persona, seed
         self.strategy = strategy or Strategy.named("responsive")
         self.spec = spec
@@ -56,6 +61,12 @@ class OracleSeller:
     def hints(self, view: PartyView) -> Hints:
         if self.spec == SAID_SPEC:
             return said_hints(self.scenario, self.persona, self.seed, view)
+        if self.spec == READ_SPEC:
+            situation = view.situation()
+            keywords = self.strategy.hints(situation)
+            heard = said_hints(self.scenario, self.persona, self.seed, view)
+            reading = said_reading(heard, [r for r in READINGS if read_as(r, keywords, situation) is not None])
+            return read_as(reading, keywords, situation) or keywords
         truth = Hints(source="oracle", quote=dict(self.walk_away_terms or {}), quote_credible=1.0)
         spec = self.talk
         if spec is None or spec.signal is None:

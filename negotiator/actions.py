@@ -156,7 +156,7 @@ def action_json_schema(space: OutcomeSpace | None = None, allowed: tuple[str, ..
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 
 
-def _json_objects(text: str):
+def json_objects(text: str):
     """Yield each top-level JSON object found in ``text``, in order."""
     decoder = json.JSONDecoder(strict=False)  # tolerate raw control characters inside strings
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
@@ -201,7 +201,7 @@ def read_action_data(text: str) -> dict[str, Any]:
     if not text or not text.strip():
         raise ActionParseError("Your reply was empty. Reply with one JSON action object.")
     found_any = False
-    for obj in _json_objects(text):
+    for obj in json_objects(text):
         found_any = True
         data = _normalise(obj)
         if data is not None:

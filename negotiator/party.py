@@ -152,9 +152,9 @@ class AdviceRecord(BaseModel):
     """The strategy's advice on an assisted seller's move, and what the model chose."""
 
     target: float  # the schedule's target utility on this move
-    recommended: str  # a candidate id or "accept"
-    options: list[str]  # what the model could answer: candidate ids, "accept", "walk_away"
-    chosen: str | None = None  # a candidate id, "accept", "walk_away", "own" (own terms); None: the fallback
+    recommended: str  # a candidate id or "accept" (the readings menu: "none")
+    options: list[str]  # what the model could answer: candidate ids, "accept", "walk_away" (or the readings)
+    chosen: str | None = None  # a candidate id, "accept", "walk_away", "own" (own terms), a reading; None: the fallback
 
 
 class Usage(BaseModel):

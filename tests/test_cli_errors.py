@@ -243,6 +243,14 @@ def test_a_log_of_another_schema_version_is_refused_not_set_aside(finished_run, 
             ["train", "--out", "x", "--strategy", "responsive?candidates=3", "--imitate", "2", "--teacher", "reader"],
             "--teacher reader chooses among the strategy's priced moves",
         ),
+        (
+            ["train", "--out", "x", "--strategy", "responsive?menu=readings", "--imitate", "2", "--steps", "0"],
+            "only the reader teacher knows what they said: add --teacher reader",
+        ),
+        (
+            ["train", "--out", "x", "--strategy", "responsive?menu=readings", "--imitate", "2", "--teacher", "reader"],
+            "train it by imitation alone (--steps 0 --imitate N)",
+        ),
         (["eval", *RULES, "--limit", "0"], "--limit must be at least 1"),
     ],
 )

@@ -123,3 +123,94 @@ async def test_the_decision_view_is_compact_and_puts_the_recommended_move_first(
     assert line.split()[1] == advice.recommended
     assert len(line.split(" | ")) == len(advice.candidates) + advice.can_accept + advice.can_walk_away
     assert [m["role"] for m in chat] == ["system", *["user", "assistant"] * ((len(chat) - 2) // 2), "user"]
+
+
+# --- the readings menu: the model reads, the strategy moves on its reading -----------------
+
+READINGS = Strategy.named("responsive", {"menu": "readings"})
+
+
+def _view_after(ep, n: int) -> PartyView:
+    return PartyView.of(ep.scenario, "seller", [PublicMove(party=t.party, action=t.action) for t in ep.turns][:n])
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_model_that_reads_nothing_more_plays_the_keyword_reader_move_for_move(seed):
+    """``none`` is the keyword reading: a model that always answers it makes exactly
+    ``rule/responsive``'s moves, so the readings menu can only add what the model reads."""
+    read = await _played("scripted/move?move=none&menu=readings", "rule/hurry", seed)
+    rule = await _played("rule/responsive", "rule/hurry", seed)
+
+    def moves(ep):
+        return [(t.party, t.action.action, getattr(t.action, "terms", None)) for t in ep.turns]
+
+    assert moves(read) == moves(rule) and read.metrics.seller_score == rule.metrics.seller_score
+
+
+async def test_reading_a_hurry_changes_the_deal_and_never_crosses_the_floor():
+    """Against the hurried buyer, a seller that reads every message as a hurry concedes sooner
+    than the keyword reader (which misses phrasings), and closes more often, above the floor."""
+    hurried, keyword, deals = 0.0, 0.0, [0, 0]
+    for seed in range(8):
+        a = await _played("scripted/move?move=hurry&menu=readings", "rule/hurry", seed)
+        b = await _played("rule/responsive", "rule/hurry", seed)
+        hurried, keyword = hurried + a.metrics.seller_score, keyword + b.metrics.seller_score
+        deals[0], deals[1] = deals[0] + a.outcome.deal, deals[1] + b.outcome.deal
+        if a.outcome.deal:
+            assert a.metrics.seller_utility >= a.metrics.seller_reservation - 1e-9
+        seller = [t for t in a.turns if t.party == "seller"]
+        assert all(t.guard is None for t in seller)  # its moves are the strategy's
+        assert {t.advice.chosen for t in seller} == {"hurry"} and {t.advice.recommended for t in seller} == {"none"}
+    assert deals[0] > deals[1] and hurried > keyword
+
+
+async def test_the_readings_menu_prices_each_reading_and_the_answer_is_one_of_them():
+    ep = await _played("rule/responsive", "rule/quote", 2)
+    view = _view_after(ep, 4)
+    sit = view.situation()
+    advice = READINGS.advise(sit)
+    ids = [r.id for r in advice.readings]
+    assert ids[:2] == ["none", "hurry"] and set(ids) <= {"none", "hurry", "quote"}
+    schema = answer_schema(advice, ep.scenario.space)
+    assert schema["properties"]["read"]["enum"] == ids and schema["required"] == ["read"]
+    jsonschema.validate({"read": "hurry"}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"action": "make_offer", "choice": "step"}, schema)
+    moves = MOVES.with_(words="strategy").advise(sit)
+    none = advice.reading("none")
+    assert none.accept == (moves.recommended == "accept")  # "none" is the keyword reader's own move
+    if not none.accept:
+        assert none.terms == moves.offer.terms
+    for r in advice.readings:
+        assert r.worth >= sit.floor - 1e-9
+    from negotiator.actions import ActionParseError
+    from negotiator.llm.assist import parse_answer
+
+    with pytest.raises(ActionParseError, match="must be one of"):
+        parse_answer({"read": "threat"}, advice, view)
+    acted = parse_answer({"read": "hurry"}, advice, view)
+    assert acted.action == ("accept" if advice.reading("hurry").accept else "make_offer")
+
+
+def test_the_readings_view_shows_every_message_the_buyer_wrote_and_nothing_of_the_terms():
+    sc = generate(5)
+    from negotiator.actions import MakeOffer
+
+    said = ["Ich brauche das bis morgen. How about this?", "Another shop is 12% cheaper than what you're asking."]
+    moves = []
+    for i, text in enumerate(said):
+        moves.append(PublicMove(party="buyer", action=MakeOffer(terms=sc.buyer.ideal(sc.space), message=text)))
+        if i == 0:
+            moves.append(PublicMove(party="seller", action=MakeOffer(terms=sc.seller.ideal(sc.space), message="Hi.")))
+    if sc.opener == "seller":
+        moves = [PublicMove(party="seller", action=MakeOffer(terms=sc.seller.ideal(sc.space))), *moves]
+    view = PartyView.of(sc, "seller", moves)
+    messages = render_messages(view, strategy=READINGS)
+    assert [m["role"] for m in messages] == ["system", "user"]  # asked afresh: no history of moves
+    assert all(f'"{t}"' in messages[1]["content"] for t in said)
+    assert "Hi." not in messages[1]["content"] and "worth" not in messages[1]["content"]
+
+
+def test_the_readings_menu_needs_the_strategy_words():
+    with pytest.raises(ValueError, match="words=strategy"):
+        Strategy.named("responsive", {"menu": "readings", "words": "model"})

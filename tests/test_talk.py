@@ -7,6 +7,7 @@ import hashlib
 import inspect
 import json
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -405,3 +406,52 @@ def test_the_said_oracle_reads_the_words_and_knows_no_private_number():
         assert oracle.spec == ORACLE_SPEC and oracle.hints(view).source == "oracle"
     with pytest.raises(ValueError, match="unknown oracle"):
         OracleSeller(generate(0), "plain", spec="oracle/psychic")
+
+
+def test_the_read_oracle_adds_to_the_keyword_reading_only_the_hurry_or_quote_that_was_said():
+    """``oracle/read``: the readings menu read without a miss. A hurried talker's hints are the
+    keyword reading with a hurry; a quoting one's carry the price its newest message names; for
+    every other buyer they are the keyword reading itself (what ``none`` plays)."""
+    from evals.oracle import READ_SPEC, OracleSeller
+
+    kinds = set()
+    for job, view, _, keywords in _said_at_every_seller_turn(limit=16):
+        got = OracleSeller(job.scenario, job.persona, seed=job.seed, spec=READ_SPEC).hints(view)
+        signal = TALK[job.persona].signal
+        if signal == "hurry":
+            assert got == replace(keywords, hurry=True)
+        elif signal == "quote" and got != keywords:
+            assert got == replace(keywords, quote=got.quote) and got.quote
+        else:
+            assert got == keywords
+        kinds.add(signal if got != keywords else "same")
+    assert {"hurry", "quote", "same"} <= kinds
+
+
+def test_a_read_quote_is_the_price_the_newest_message_names_in_digits_words_or_percent():
+    """``read_as("quote", ...)``: what a model that reads a quote in the words has read. The
+    buyer's own offer terms in the same message are not a quote; a percentage is below the
+    seller's ask that message answered; no price named, no quote reading."""
+    from negotiator.actions import MakeOffer
+    from negotiator.party import PartyView, PublicMove
+    from negotiator.sim import generate
+    from negotiator.strategy import NO_HINTS
+    from negotiator.strategy.reading import read_as
+
+    sc = generate(0)
+    price = next(i for i in sc.space.issues if i.name == "price")
+    ask = {**sc.seller.ideal(sc.space), "price": 1000}
+    offer = {**sc.buyer.ideal(sc.space), "price": 600}
+
+    def reading(text: str):
+        moves = [
+            PublicMove(party="seller", action=MakeOffer(terms=ask, message="Hi.")),
+            PublicMove(party="buyer", action=MakeOffer(terms=offer, message=text)),
+        ]
+        return read_as("quote", NO_HINTS, PartyView.of(sc, "seller", moves).situation())
+
+    assert reading("Another seller offered me the same thing for $820. How about price 600?").quote == {"price": 820}
+    assert reading("Your competitor will do it for eight hundred dollars.").quote == {"price": 800}
+    assert reading("A competitor undercuts you by 15%.").quote == {"price": price.snap(850)}
+    assert reading("How about price 600 USD, delivery days 7?") is None  # its own terms only
+    assert read_as("hurry", NO_HINTS, PartyView.of(sc, "seller", []).situation()).hurry

@@ -7,6 +7,7 @@ code exactly as a training step does and check what it hands to TRL.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 
 import pytest
@@ -576,3 +577,45 @@ def test_the_reader_teacher_makes_the_move_of_the_strategy_reading_every_phrasin
             own += t.advice.chosen != t.advice.recommended
     assert own > 0  # it reads what the keyword reader misses
     assert (talker(tasks[0]), talker(tasks[2])) == ("quote", None)
+
+
+READ = "responsive?menu=readings"
+
+
+def test_the_readings_menu_teacher_says_what_each_talker_said_one_trace_per_turn(tiny):
+    """``--strategy 'responsive?menu=readings' --teacher reader``: each seller turn is a
+    demonstration of its own (the chat is asked afresh, so each is a separate trace) whose answer
+    is what the talker has said so far (``said_hints``): ``hurry`` for the hurried buyer from its
+    first message on, ``quote`` for a quoting one, ``none`` for a buyer that says nothing of
+    itself; the move made is the strategy's on that reading."""
+    from negotiator.agent.seller import parse_strategy
+    from negotiator.party import PartyView, PublicMove
+    from train.pool import BuyerPool
+
+    pool = BuyerPool(scenario_seeds=(3, 4, 5))
+    tasks = _tasks(6, buyers=("rule/hurry", "rule/quote", "rule/linear?e=1.5"))
+    rollouts = _play(tiny, tasks, strategy=READ, teacher=True, reader=True, pool=pool)
+    strategy = parse_strategy(READ)
+    tok = tiny[0].tokenizer
+    said = {"rule/hurry": set(), "rule/quote": set(), "rule/linear?e=1.5": set()}
+    for task, r in zip(tasks, rollouts, strict=True):
+        sellers = [t for t in r.episode.turns if t.party == "seller"]
+        assert len(r.turns) == len(sellers) > 0  # one trace per seller turn
+        for t, trace in zip(sellers, r.turns, strict=True):
+            answer = json.loads(tok.decode(trace.completion_ids, skip_special_tokens=True))
+            assert sum(trace.loss_mask) == len(trace.completion_ids)  # the whole answer is trained
+            moves = [PublicMove(party=m.party, action=m.action) for m in r.episode.turns[: t.index]]
+            view = PartyView.of(r.episode.scenario, "seller", moves)
+            advice = strategy.advise(view.situation())
+            prompt = tok.decode(trace.prompt_ids, skip_special_tokens=True)
+            for m in moves:  # the buyer's words are what the model reads
+                if m.party == "buyer" and m.action.message:
+                    assert m.action.message in prompt
+            if view.situation().their_messages:
+                said[task.buyer].add(answer["read"])
+            move = advice.reading(answer["read"])
+            assert t.guard is None  # the strategy's move on any reading is within its limits and its words
+            assert (t.action.action == "accept") == move.accept
+            if not move.accept:
+                assert t.action.terms == move.terms, (answer, task.buyer, t.guard, t.advice)
+    assert said == {"rule/hurry": {"hurry"}, "rule/quote": {"quote"}, "rule/linear?e=1.5": {"none"}}

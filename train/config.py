@@ -196,7 +196,18 @@ class TrainConfig(BaseModel):
                 "--imitate teaches the model the strategy's own moves, and --strategy none has no strategy: "
                 "give a strategy (--strategy 'responsive?menu=moves&words=strategy') or leave --imitate out"
             )
-        if self.teacher != "strategy" and not (plan is not None and plan.menu == "moves"):
+        if plan is not None and plan.menu == "readings" and self.teacher != "reader":
+            raise UsageError(
+                "--strategy with menu=readings has the model read the buyer's words, and only the reader teacher "
+                "knows what they said: add --teacher reader (with --imitate N)"
+            )
+        if plan is not None and plan.menu == "readings" and self.steps:
+            raise UsageError(
+                "the readings menu asks the model afresh each turn, and GRPO here trains one sequence per "
+                "negotiation: train it by imitation alone (--steps 0 --imitate N)"
+            )
+        menus = ("moves", "readings") if self.teacher == "reader" else ("moves",)
+        if self.teacher != "strategy" and not (plan is not None and plan.menu in menus):
             raise UsageError(
                 f"--teacher {self.teacher} chooses among the strategy's priced moves: give --strategy "
                 "'responsive?menu=moves&words=strategy' (with --imitate N)"

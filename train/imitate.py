@@ -68,7 +68,8 @@ def demonstrations(
         "teacher_moves": len(moves),
         "teacher_own_moves": round(fmean(a.chosen != a.recommended for a in moves), 4) if moves else 0.0,
     }
-    return [r.trace for r in rollouts if sum(r.trace.loss_mask)], record
+    traces = [t for r in rollouts for t in (r.turns or [r.trace])]
+    return [t for t in traces if sum(t.loss_mask)], record
 
 
 MEASURED = 8

@@ -271,6 +271,10 @@ class Teacher(PolicyModel):
 
     expert: Lookahead | Reading | None = None  # set by the rollout that plays the demonstration
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.turn_traces: list[TokenTrace] = []
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         from negotiator.llm.assist import answer_json
         from negotiator.llm.guard import fallback_action
@@ -279,6 +283,8 @@ class Teacher(PolicyModel):
 
         if request.advice is None or request.view is None:
             raise ValueError("the imitation warm start needs an assisted seller (a strategy)")
+        if request.advice.menu == "readings":
+            return await self._read_turn(request)
         if self.expert is None:
             action = fallback_action(request.view, request.advice)
         else:
@@ -287,4 +293,14 @@ class Teacher(PolicyModel):
         trace = self._read(request)
         ids = self._ids(text)
         self._answer(trace, ids, text, ended=True)
+        return ModelResponse(text=text, prompt_tokens=len(trace.prompt_ids), completion_tokens=len(ids))
+
+    async def _read_turn(self, request: ModelRequest) -> ModelResponse:
+        """The readings menu asks afresh each turn (no chat history): each turn is a trace of its own."""
+        assert self.expert is not None and request.view is not None and request.advice is not None
+        text = json.dumps({"read": await self.expert.choose(request.view, request.advice)})
+        trace = TokenTrace(prompt_ids=self._ids(chat_text(self.tokenizer, request.messages)))
+        ids = self._ids(text)
+        self._answer(trace, ids, text, ended=True)
+        self.turn_traces.append(trace)
         return ModelResponse(text=text, prompt_tokens=len(trace.prompt_ids), completion_tokens=len(ids))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from negotiator.buyers.talk import TALK, said_hints
+from negotiator.buyers.talk import TALK, said_hints, said_reading
 from negotiator.domain.scenario import Scenario
 from negotiator.party import PartyView
 from negotiator.strategy import ACCEPT, Advice, Strategy
@@ -47,8 +47,10 @@ class Reading:
     async def choose(self, view: PartyView, advice: Advice) -> str:
         name = talker(self.task)
         if name is None:
-            return advice.recommended
+            return "none" if advice.menu == "readings" else advice.recommended
         hints = said_hints(self.scenario, name, self.task.seed, view)
+        if advice.menu == "readings":
+            return said_reading(hints, [r.id for r in advice.readings])
         read = self.strategy.advise(view.situation(), hints=hints)
         return menu_choice(advice, read)
 

@@ -15,7 +15,7 @@ be part of one append-only training sequence.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from negotiator.agent.seller import SellerAgent, parse_strategy
 from negotiator.domain.metrics import seller_score
@@ -58,6 +58,7 @@ class Rollout:
     trace: TokenTrace
     score: float  # the seller score (the evaluation's number)
     reward: float  # score minus the invalid-action penalty
+    turns: list[TokenTrace] = field(default_factory=list)  # menu=readings: one trace per seller turn
 
 
 def reward_of(episode: Episode, invalid_penalty: float) -> tuple[float, float]:
@@ -130,7 +131,7 @@ async def play(
         if not trace.completion_ids:  # the seller's first turn failed before it wrote anything
             trace.completion_ids, trace.env_mask, trace.loss_mask = [tokenizer.eos_token_id], [0], [0]
         score, reward = reward_of(ep, settings.invalid_penalty)
-        return Rollout(task, ep, trace, score, reward)
+        return Rollout(task, ep, trace, score, reward, getattr(model, "turn_traces", []))
 
     return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks))))
 

@@ -46,6 +46,8 @@ from ..strategy.reading import stated_deadline
 from .persona import Persona
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..domain.issues import OutcomeSpace
 
 TALK_VERSION = 1
@@ -490,6 +492,16 @@ def said_hints(scenario: Scenario, persona: str, seed: int, view: PartyView) -> 
     return replace(said, quote={price.name: price.snap(value)})
 
 
+def said_reading(said: Hints, open_: Sequence[str]) -> str:
+    """What a talker's words hold (``said_hints``) as one of the readings ``open_`` of the readings
+    menu (``menu=readings``): the reader teacher's answer, and ``oracle/read``'s."""
+    if said.hurry and "hurry" in open_:
+        return "hurry"
+    if said.quote and "quote" in open_:
+        return "quote"
+    return "none"
+
+
 def stalled(scenario: Scenario, before) -> bool:
     """A threatening talker's rule on its move after ``before``: the seller's last two offers
     moved it less than ``MOVED`` (so it threatens, or walks)."""
@@ -632,6 +644,8 @@ __all__ = [
     "issue_words",
     "money",
     "price_issue",
+    "said_hints",
+    "said_reading",
     "stated_priority",
     "walk_away_price",
 ]

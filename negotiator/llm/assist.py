@@ -26,6 +26,7 @@ from ..actions import (
     MakeOffer,
     WalkAway,
     clean_message,
+    json_objects,
     read_action_data,
     terms_schema,
 )
@@ -45,6 +46,8 @@ def advice_for(view: PartyView, strategy) -> Advice:
 def answer_schema(advice: Advice, space: OutcomeSpace) -> dict[str, Any]:
     """JSON schema of one answer: the open actions, the choice an enum of the candidate ids
     (``advice.words == "strategy"``: no message; the strategy's sentence goes with the move)."""
+    if advice.menu == "readings":  # the strategy's words always: the model reads, nothing else
+        return _variant({"read": {"enum": [r.id for r in advice.readings]}}, ["read"])
     variants = []
     said = {"message": _MESSAGE} if advice.words == "model" else {}
     for name in advice.actions:
@@ -81,6 +84,10 @@ def answer_tools(advice: Advice, space: OutcomeSpace) -> list[dict[str, Any]]:
     """OpenAI-format tool definitions for the open actions."""
     msg = {"type": "string", "description": "what you say to the buyer"}
     said = advice.words == "model"
+    if advice.menu == "readings":
+        read = {"read": {"type": "string", "enum": [r.id for r in advice.readings], "description": READ_TEXT}}
+        params = {"type": "object", "properties": read, "required": ["read"], "additionalProperties": False}
+        return [{"type": "function", "function": {"name": "read", "description": READ_TEXT, "parameters": params}}]
     tools = []
     for name in advice.actions:
         props: dict[str, Any] = {"message": msg} if said else {}
@@ -123,6 +130,8 @@ def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAc
 
 
 def _action_of(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAction:
+    if advice.menu == "readings":
+        return _read_action(data, advice)
     kind = data.get("action")
     open_ = advice.actions
     if kind not in open_:
@@ -149,14 +158,35 @@ def _action_of(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyActi
     raise ActionParseError(f'make_offer needs "choice": the id of one option. {_choices(advice)}')
 
 
+READ_TEXT = "what the buyer's words say beyond the keyword reading: none, hurry (it must close soon) or quote"
+
+
+def _read_action(data: dict[str, Any], advice: Advice) -> AnyAction:
+    """The strategy's move on the reading an answer names (``menu="readings"``)."""
+    said = str(data.get("read", "")).strip().lower()
+    ids = [r.id for r in advice.readings]
+    if said not in ids:
+        raise ActionParseError(f'"read" must be one of {", ".join(ids)}, not {data.get("read")!r}.')
+    move = advice.reading(said)
+    if move.accept:
+        return Accept(message="")
+    return MakeOffer(terms=dict(move.terms), message="")
+
+
 def _choices(advice: Advice) -> str:
     if not advice.choices:
         return "Accepting is what is open."
     return "Choose one of " + ", ".join(advice.choices) + "."
 
 
-def read_answer(text: str) -> dict[str, Any]:
-    """The answer object in a model's text (code fences, prose around it)."""
+def read_answer(text: str, advice: Advice | None = None) -> dict[str, Any]:
+    """The answer object in a model's text (code fences, prose around it); in the readings menu,
+    the first object with a ``read``."""
+    if advice is not None and advice.menu == "readings":
+        found = next((o for o in json_objects(text or "") if isinstance(o, dict) and "read" in o), None)
+        if found is None:
+            raise ActionParseError('Reply with one JSON object such as {"read": "none"}.')
+        return found
     return read_action_data(text)
 
 

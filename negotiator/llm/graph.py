@@ -69,6 +69,7 @@ class TurnState(TypedDict, total=False):
     usage: Usage
     guard: GuardIntervention | None
     fallback: bool
+    reading: str | None  # the readings menu: what the model read in the other side's words
 
 
 @dataclass
@@ -153,7 +154,8 @@ def build_turn_graph():
                 "action": None,
                 "messages": state["messages"] + retry_message(response.raw(), e.feedback),
             }
-        return {"action": action, "fallback": False}
+        reading = _reading(response, advice) if advice is not None and advice.menu == "readings" else None
+        return {"action": action, "fallback": False, "reading": reading}
 
     async def guard(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
         cfg = _cfg(config)
@@ -213,15 +215,22 @@ def _parse(response: ModelResponse, view: PartyView) -> AnyAction:
     return action
 
 
-def _parse_assisted(response: ModelResponse, view: PartyView, advice: Advice) -> AnyAction:
+def _answer_data(response: ModelResponse, advice: Advice) -> dict[str, Any]:
     if response.tool_calls:
         if len(response.tool_calls) > 1:
             raise ActionParseError("Call exactly one tool per turn.")
         call = response.tool_calls[0]
-        data = tool_answer(call.name, call.arguments)
-    else:
-        data = assist.read_answer(response.text or "")
-    return assist.parse_answer(data, advice, view)
+        return tool_answer(call.name, call.arguments)
+    return assist.read_answer(response.text or "", advice)
+
+
+def _parse_assisted(response: ModelResponse, view: PartyView, advice: Advice) -> AnyAction:
+    return assist.parse_answer(_answer_data(response, advice), advice, view)
+
+
+def _reading(response: ModelResponse, advice: Advice) -> str:
+    """The reading an answer the parse accepted names (readings menu)."""
+    return str(_answer_data(response, advice)["read"]).strip().lower()
 
 
 async def _complete_with_retries(

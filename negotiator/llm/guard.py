@@ -129,9 +129,10 @@ class Guard:
         return new, kinds, reasons
 
     def _below_target(self, terms: Offer) -> dict[str, str]:
-        """An assisted model's own terms worth less than the strategy allows (not one of its options)."""
+        """An assisted model's own terms worth less than the strategy allows (not one of its options,
+        nor the strategy's move on a reading the model chose)."""
         a = self.advice
-        if a is None or a.choice_of(terms) is not None:
+        if a is None or a.choice_of(terms) is not None or any(r.terms == terms for r in a.readings):
             return {}
         u = self.prefs.utility(terms)
         if u < a.lowest_own_terms - 1e-9:

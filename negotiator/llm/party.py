@@ -115,7 +115,7 @@ class LLMParty:
             raw_output=state.get("raw"),
             invalid_attempts=state["attempts"],
             guard=state.get("guard"),
-            advice=_record(state.get("advice"), state["action"], state.get("fallback", False)),
+            advice=_record(state.get("advice"), state["action"], state.get("fallback", False), state.get("reading")),
             fallback=state.get("fallback", False),
             usage=state["usage"],
             latency_s=round(time.perf_counter() - t0, 6),
@@ -137,9 +137,12 @@ def _limits(limits: HardLimits | dict | None) -> HardLimits | None:
         raise UsageError(f"invalid limits: {where}: {err['msg']}") from None
 
 
-def _record(advice: Advice | None, action, fallback: bool) -> AdviceRecord | None:
+def _record(advice: Advice | None, action, fallback: bool, reading: str | None = None) -> AdviceRecord | None:
     if advice is None:
         return None
+    if advice.menu == "readings":  # the model's choice is a reading; the strategy's alone is "none"
+        ids = [r.id for r in advice.readings]
+        return AdviceRecord(target=round(advice.target, 6), recommended="none", options=ids, chosen=reading)
     options = [*advice.choices, *(a for a in advice.actions if a != "make_offer")]
     chosen: str | None = None
     if not fallback:

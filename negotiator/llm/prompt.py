@@ -312,6 +312,8 @@ def render_messages(
     deterministic, so the history reads exactly as the model saw it); ``advice`` is this
     turn's, when the caller has it already.
     """
+    if strategy is not None and strategy.menu == "readings":
+        return reading_messages(view)
     compact = _compact(strategy)
     examples = _example(view, strategy, compact)
     messages: list[dict] = [
@@ -358,6 +360,32 @@ def render_messages(
         advice = advice_at(view.turn)
     messages.append(user(view.turn, advice))
     return messages
+
+
+_READ_RULES = (
+    "You read what a {them} says in a negotiation over {product}. In any language, do its words say it "
+    "is in a hurry (it must close soon, is short of time, has a deadline), or name a competing quote (a "
+    "price it was offered elsewhere, or how much cheaper another seller is)? Reply with one JSON object "
+    'only: {{"read": "hurry"}}, {{"read": "quote"}} or {{"read": "none"}} when they say neither.'
+)
+
+
+def reading_messages(view: PartyView) -> list[dict]:
+    """The readings menu's chat (``menu=readings``): what the other side has said so far, and the
+    question, on every turn afresh. The reading is of the words alone, so the chat carries no
+    history of moves; the strategy makes the move on the reading."""
+    sc, them = view.scenario, other(view.role)
+    said = [m.action.message for m in view.transcript if m.party != view.role and m.action.message]
+    if said:
+        lines = [f"The {them}'s messages so far, oldest first:"]
+        lines += [f'{i}. "{text}"' for i, text in enumerate(said, 1)]
+    else:
+        lines = [f"The {them} has said nothing yet."]
+    lines.append("What do its words say?")
+    return [
+        {"role": "system", "content": _READ_RULES.format(them=them, product=sc.product.name)},
+        {"role": "user", "content": "\n".join(lines)},
+    ]
 
 
 def retry_message(raw: str, feedback: str) -> list[dict]:

@@ -148,7 +148,8 @@ def _recommended(request: ModelRequest) -> str:
 class _Move:
     """An assisted seller's model that always makes one kind of move (``hold``, ``final``,
     ``accept``, ``walk_away``...) when it is open, else the recommendation: a fixed decision
-    policy, so tests and benchmarks can price a decision."""
+    policy, so tests and benchmarks can price a decision. On the readings menu, one reading
+    (``move=hurry``) where it is open, else ``none``."""
 
     def __init__(self, kind: str):
         self.kind = kind
@@ -156,7 +157,9 @@ class _Move:
     def __call__(self, request: ModelRequest) -> str:
         advice = request.advice
         if advice is None:
-            raise UsageError("scripted/move plays an assisted seller (a strategy with menu=moves)")
+            raise UsageError("scripted/move plays an assisted seller (a strategy with menu=moves or menu=readings)")
+        if advice.menu == "readings":  # a fixed reading (none, hurry, quote) where it is open
+            return json.dumps({"read": self.kind if self.kind in [r.id for r in advice.readings] else "none"})
         if self.kind in ("accept", "walk_away") and self.kind in advice.actions:
             return _action(self.kind, "Alright.")
         if self.kind in advice.choices:

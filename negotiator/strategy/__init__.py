@@ -28,13 +28,14 @@ from .advice import (
     Candidate,
     Menu,
     Move,
+    ReadMove,
     Strategy,
 )
 from .bidding import bids
 from .hints import NO_HINTS, UNSURE, Hints
 from .opponent import ChoiceModel, FrequencyModel
 from .outcomes import OutcomeIndex
-from .reading import READERS, read_hints
+from .reading import READERS, READINGS, read_hints
 from .responsive import MOVE_KINDS, Levels, Responsive
 from .schedule import Hardliner, MiCRO, Schedule, TimeDependent, TitForTat, progress, target_utility
 from .situation import Situation
@@ -47,6 +48,7 @@ __all__ = [
     "MOVE_KINDS",
     "NO_HINTS",
     "READERS",
+    "READINGS",
     "STRATEGY_NAMES",
     "UNSURE",
     "WALK_AWAY",
@@ -57,6 +59,7 @@ __all__ = [
     "Levels",
     "Menu",
     "Move",
+    "ReadMove",
     "Strategy",
     "bids",
     "FrequencyModel",

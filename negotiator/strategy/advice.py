@@ -29,7 +29,7 @@ from .bidding import bids
 from .hints import NO_HINTS, Hints
 from .opponent import ChoiceModel, FrequencyModel, OpponentModel
 from .outcomes import OutcomeIndex
-from .reading import READERS, read_hints
+from .reading import READERS, READINGS, read_as, read_hints
 from .responsive import Levels, Responsive, conceded_for_us
 from .schedule import BOULWARE_E, CONCEDER_E, LINEAR_E, Hardliner, MiCRO, Schedule, TimeDependent, TitForTat
 from .situation import Situation
@@ -83,6 +83,17 @@ class Menu:
 
 
 @dataclass(frozen=True)
+class ReadMove:
+    """What the strategy does if the other side's words hold ``id`` (one of ``READINGS``):
+    accept the standing offer, or offer ``terms``."""
+
+    id: str
+    accept: bool
+    terms: Offer  # the offer, or the standing offer it accepts
+    worth: float  # to this side
+
+
+@dataclass(frozen=True)
 class Advice:
     target: float
     floor: float
@@ -102,6 +113,7 @@ class Advice:
     recommend: str | None = None  # the candidate the strategy would offer (default: the first)
     conceded: float = 0.0  # how far the other side has come toward us (0..1), for a model's view
     hints: Hints = NO_HINTS  # what the reader read in the other side's words, for a model's view
+    readings: tuple[ReadMove, ...] = ()  # menu "readings": the strategy's move under each reading open
 
     @property
     def recommended(self) -> str:
@@ -118,7 +130,7 @@ class Advice:
         """The candidate ids a model may offer. With equal-worth offers, none when accepting is
         recommended: every counter-offer would then be worth less than the offer on the table.
         With priced moves a counter-offer stays open: turning a good offer down is a decision."""
-        return () if self.accept and self.menu != "moves" else tuple(c.id for c in self.candidates)
+        return () if self.accept and self.menu == "offers" else tuple(c.id for c in self.candidates)
 
     @property
     def actions(self) -> tuple[str, ...]:
@@ -129,6 +141,12 @@ class Advice:
         if self.can_walk_away:
             out += (WALK_AWAY,)
         return out
+
+    def reading(self, rid: str) -> ReadMove:
+        for r in self.readings:
+            if r.id == rid:
+                return r
+        raise KeyError(rid)
 
     def candidate(self, cid: str) -> Candidate:
         for c in self.candidates:
@@ -159,7 +177,9 @@ class Strategy:
     walk_away: bool = False
     learner: str = "frequency"  # the opponent model: "frequency" (HardHeaded) or "choice" (ChoiceModel)
     reader: str | None = None  # who reads the other side's words into hints: None, or "keywords"
-    menu: str = "offers"  # what a model chooses among: "offers" (equal worth) or "moves" (priced moves, issue 29)
+    # What a model chooses among: "offers" (equal worth), "moves" (priced moves, issue 29) or
+    # "readings" (what the other side's words hold; the strategy moves on that reading).
+    menu: str = "offers"
     words: str = (
         "model"  # who writes the message: the model, or "strategy" (a fixed sentence for the move: decide only)
     )
@@ -177,6 +197,8 @@ class Strategy:
             raise ValueError(f"unknown words {self.words!r}; choose one of {', '.join(WORDS)}")
         if self.menu not in MENUS:
             raise ValueError(f"unknown menu {self.menu!r}; choose one of {', '.join(MENUS)}")
+        if self.menu == "readings" and self.words != "strategy":
+            raise ValueError("menu readings has the model read only: the words are the strategy's (words=strategy)")
         if self.reader is not None and self.reader not in READERS:
             raise ValueError(f"unknown reader {self.reader!r}; choose one of {', '.join(READERS)} (or none)")
 
@@ -194,7 +216,7 @@ class Strategy:
         """Whether a model playing this strategy chooses any move (more than one candidate,
         accepting within a leeway, walking away, its own terms); with none open, the
         strategy sets every move and the model writes only the words."""
-        return self.candidates > 1 or self.leeway > 0 or self.own_terms or self.walk_away or self.menu == "moves"
+        return self.candidates > 1 or self.leeway > 0 or self.own_terms or self.walk_away or self.menu != "offers"
 
     def index(self, situation: Situation) -> OutcomeIndex:
         return OutcomeIndex.shared(situation.space, situation.preferences, situation.limits)
@@ -342,6 +364,8 @@ class Strategy:
         reading of the other side's words, else this strategy's own reader's)."""
         if self.menu == "moves":
             return self._advise_moves(situation, hints)
+        if self.menu == "readings":
+            return self._advise_readings(situation, hints)
         idx = self.index(situation)
         if self.responsive:
             hints = self.hints(situation) if hints is None else hints
@@ -413,6 +437,24 @@ class Strategy:
             hints=menu.hints,
         )
 
+    def _advise_readings(self, situation: Situation, hints: Hints | None) -> Advice:
+        """The advice with readings as the choices (``menu="readings"``): a model says what the
+        other side's words hold beyond the keyword reading, and the strategy makes its own move
+        on that reading. The advice is otherwise the priced moves' on the keyword reading, so
+        the guard and a fallback play the strategy as it stands."""
+        base = self.hints(situation) if hints is None else hints
+        advice = self._advise_moves(situation, base)
+        reads = []
+        for rid in READINGS:
+            read = read_as(rid, base, situation)
+            if read is None:
+                continue
+            a = advice if read == base else self._advise_moves(situation, read)
+            accept = a.recommended == ACCEPT
+            terms = situation.standing if accept and situation.standing is not None else a.offer.terms
+            reads.append(ReadMove(rid, accept, dict(terms), situation.utility(terms)))
+        return replace(advice, menu="readings", readings=tuple(reads))
+
     def repair(self, situation: Situation, terms: Offer | None) -> Offer:
         """Terms at the current target nearest ``terms``: where a guard moves an offer that
         crossed a limit, so a repair says nothing about where the floor is."""
@@ -424,7 +466,7 @@ class Strategy:
         parameters): ``e``, ``aspiration``, ``level`` (hardliner), ``step`` (micro), ``lead``,
         ``rho``, ``big_step``, ``hurry`` (responsive), ``reader`` (keywords/none), ``leeway``,
         ``candidates``, ``window``, ``similarity``, ``opponent`` (on/off, or frequency/choice),
-        ``own_terms``, ``walk_away``, ``combi`` (AC_combi's T), ``menu`` (offers/moves; moves opens
+        ``own_terms``, ``walk_away``, ``combi`` (AC_combi's T), ``menu`` (offers/moves/readings; those open
         walking away unless ``walk_away`` says otherwise), ``words`` (model/strategy)."""
         p = dict(params or {})
         try:
@@ -463,7 +505,7 @@ class Strategy:
             # The responsive strategy reads the other side's words unless told not to (reader=none).
             reader = str(p.pop("reader", "keywords" if name == "responsive" else "none")).strip().lower()
             menu = str(p.pop("menu", "offers")).strip().lower()
-            words = str(p.pop("words", "model")).strip().lower()
+            words = str(p.pop("words", "strategy" if menu == "readings" else "model")).strip().lower()
             s = cls(
                 schedule=schedule,
                 opponent_model=_flag(opponent),
@@ -473,7 +515,7 @@ class Strategy:
                 similarity=float(p.pop("similarity", cls.similarity)),
                 leeway=float(p.pop("leeway", cls.leeway)),
                 own_terms=_flag(p.pop("own_terms", False)),
-                walk_away=_flag(p.pop("walk_away", menu == "moves")),
+                walk_away=_flag(p.pop("walk_away", menu != "offers")),
                 learner=learner,
                 reader=None if reader in ("", "none", "off") else reader,
                 menu=menu,
@@ -491,7 +533,7 @@ class Strategy:
 
 STRATEGY_NAMES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner", "responsive", "micro", "holdout")
 LEARNERS = ("frequency", "choice")
-MENUS = ("offers", "moves")
+MENUS = ("offers", "moves", "readings")
 WORDS = ("model", "strategy")
 
 

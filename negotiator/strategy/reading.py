@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..domain.issues import NumericIssue, OutcomeSpace
 from .hints import UNSURE, Hints
@@ -438,3 +438,59 @@ def _quoted_price(sentence: str, price: NumericIssue) -> float | None:
         if best is None or distance < best[0]:
             best = (distance, value)
     return None if best is None else best[1]
+
+
+# --- what a model may read beyond the keywords (menu=readings) ------------------------------
+
+READINGS = ("none", "hurry", "quote")
+"""What a model reading the other side's words may say they hold beyond the keyword reading
+(``menu=readings``): nothing more, a hurry, or a competing quote. These two are where reading
+every phrasing pays on ``talk`` (docs/decisions.md): believing more threats costs a bluffer's
+concessions, and a stated priority changes nothing the opponent model does not already find."""
+
+_PERCENT = re.compile(r"(?<![\d.])(?P<pct>\d{1,2}(?:[.,]\d)?)\s?(?:%|percent\b|per\s?cent\b)", _FLAGS)
+
+
+def named_price(text: str, price: NumericIssue, offered: Sequence[float], asked: float | None) -> float | None:
+    """The price ``text`` names besides the terms it offers (``offered``: their numbers): a number
+    in the listing's price range (digits, ``k``, English number words), or a percentage below
+    ``asked`` (the price it answers). What a model that reads a quote in the words has read."""
+    from text_to_num import alpha2digit
+
+    m = _PERCENT.search(text)
+    if m and asked is not None:
+        return float(price.snap(asked * (1 - float(m.group("pct").replace(",", ".")) / 100)))
+    for m in _NUMBER.finditer(alpha2digit(text, "en")):
+        value = _number(m)
+        if value is None or not (price.low * 0.5 <= value <= price.high * 2):
+            continue
+        if any(abs(value - o) < 1e-6 for o in offered):
+            continue
+        return float(price.snap(min(max(value, price.low), price.high)))
+    return None
+
+
+def read_as(reading: str, hints: Hints, situation) -> Hints | None:
+    """``hints`` (the keyword reading) with what ``reading`` adds; None when there is nothing to
+    read it from (a quote in messages that name no price). A quote is the price the newest
+    message naming one names (``named_price``), in place of the keyword reader's, which takes a
+    percentage for a price ("undercuts you by 39%")."""
+    if reading == "none":
+        return hints
+    if reading == "hurry":
+        return replace(hints, hurry=True)
+    if reading != "quote":
+        raise ValueError(f"unknown reading {reading!r}; choose one of {', '.join(READINGS)}")
+    price = _price_issue(situation.space)
+    if price is None:
+        return None
+    messages, theirs, own = situation.their_messages, situation.their_offers, situation.own_offers
+    for back in range(1, len(messages) + 1):  # the newest message that names a price
+        offered = (
+            [float(v) for v in theirs[-back].values() if isinstance(v, int | float)] if back <= len(theirs) else []
+        )
+        asked = own[-back].get(price.name) if back <= len(own) else None
+        value = named_price(messages[-back], price, offered, None if asked is None else float(asked))
+        if value is not None:
+            return replace(hints, quote={price.name: value})
+    return None
