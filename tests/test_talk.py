@@ -455,3 +455,32 @@ def test_a_read_quote_is_the_price_the_newest_message_names_in_digits_words_or_p
     assert reading("A competitor undercuts you by 15%.").quote == {"price": price.snap(850)}
     assert reading("How about price 600 USD, delivery days 7?") is None  # its own terms only
     assert read_as("hurry", NO_HINTS, PartyView.of(sc, "seller", []).situation()).hurry
+
+
+def test_reading_accuracy_sets_each_reading_beside_what_was_said_and_the_keyword_reader(tmp_path):
+    """benchmarks/reading_accuracy.py on a seller that reads a hurry into every message: right on
+    every turn of the hurried buyer, wrong on every other talker's; the keyword reader beside it."""
+    import importlib.util
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "run"
+    subprocess.run(
+        [sys.executable, "-m", "negotiator", "eval", "--seller", "scripted/move?move=hurry&menu=readings"]
+        + ["--suite", "talk", "--limit", "16", "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    spec = importlib.util.spec_from_file_location("reading_accuracy", root / "benchmarks" / "reading_accuracy.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rows = bench.tally([out])
+    assert set(rows) == set(TALK)
+    for persona, row in rows.items():
+        assert row["turns"] > 0 and row["read"] == {"hurry": row["turns"]}
+        assert row["model"] == (row["turns"] if persona == "hurry" else 0)
+    assert rows["plain"]["keywords"] == rows["plain"]["turns"]  # nothing read into a buyer that says nothing
+    assert rows["hurry"]["keywords"] < rows["hurry"]["turns"]  # the keyword reader misses some hurries

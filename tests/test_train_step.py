@@ -394,7 +394,7 @@ def test_the_imitation_warm_start_teaches_the_strategys_moves_before_grpo(home, 
     )
     record = json.loads((out / "imitation.json").read_text())
     assert manifest["imitation"] == record
-    assert record["negotiations"] == 3 and record["answer_tokens"] > 3 * 8
+    assert record["negotiations"] == record["traces"] == 3 and record["answer_tokens"] > 3 * 8
     assert record["loss_after"] < record["loss_before"] - 0.1
     assert record["token_accuracy_after"] > record["token_accuracy_before"]
     with pytest.raises(UsageError, match="--imitate .* no strategy"):
@@ -436,6 +436,32 @@ def test_the_lookahead_warm_start_alone_saves_a_seller_that_learned_the_teachers
     ]:
         with pytest.raises(UsageError, match=says):
             train(_config(tmp_path / "bad", **over), progress=False)
+
+
+def test_the_reading_warm_start_learns_one_demonstration_per_seller_turn(home, tmp_path):
+    """``--strategy 'responsive?menu=readings' --teacher reader --imitate N --steps 0``: each seller
+    turn of the N negotiations is a trace of its own (the view is asked afresh), and the saved
+    seller reads with the menu it was trained on."""
+    from train.run import train
+
+    out = tmp_path / "read"
+    manifest = train(
+        _config(
+            out,
+            strategy="responsive?menu=readings",
+            imitate=3,
+            teacher="reader",
+            steps=0,
+            max_tokens=24,
+            buyers=["rule/hurry", "rule/quote", "rule/conceder?e=3"],
+        ),
+        progress=False,
+    )
+    record = json.loads((out / "imitation.json").read_text())
+    assert manifest["imitation"] == record and record["negotiations"] == 3
+    assert record["traces"] == record["teacher_moves"] > 3  # a trace per seller turn
+    assert 0 < record["teacher_own_moves"] < 1  # some turns read a hurry or a quote, the opening reads nothing
+    assert record["loss_after"] < record["loss_before"]
 
 
 def test_the_warm_starts_loss_scores_only_the_answer_positions_and_equals_the_full_loss(home):

@@ -63,6 +63,7 @@ def demonstrations(
     )
     moves = [t.advice for r in rollouts for t in r.episode.turns if t.party == "seller" and t.advice is not None]
     record = {
+        "negotiations": len(rollouts),
         "teacher_score": round(fmean(r.score for r in rollouts), 4),
         "teacher_deal_rate": round(fmean(r.episode.outcome.deal for r in rollouts), 4),
         "teacher_moves": len(moves),
@@ -125,7 +126,7 @@ def imitate(model, traces: list[TokenTrace], *, lr: float, epochs: int = 2, seed
         say(f"imitation epoch {epoch + 1}/{epochs} done")
     after = measure()
     return {
-        "negotiations": len(traces),
+        "traces": len(traces),  # one per negotiation; the readings menu: one per seller turn
         "answer_tokens": sum(sum(t.loss_mask) for t in traces),
         "epochs": epochs,
         "lr": lr,
