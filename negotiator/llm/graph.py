@@ -143,8 +143,14 @@ def build_turn_graph():
         view, response = state["view"], state["response"]
         assert response is not None
         advice = state.get("advice")
+        reading = None
         try:
-            action = _parse(response, view) if advice is None else _parse_assisted(response, view, advice)
+            if advice is None:
+                action = _parse(response, view)
+            else:
+                data = _answer_data(response, advice)
+                action = assist.parse_answer(data, advice, view)
+                reading = str(data["read"]).strip().lower() if advice.menu == "readings" else None
         except ActionParseError as e:
             attempts = [*state["attempts"], Attempt(raw=response.raw(), error=e.feedback)]
             if len(attempts) > cfg.max_retries:
@@ -154,7 +160,6 @@ def build_turn_graph():
                 "action": None,
                 "messages": state["messages"] + retry_message(response.raw(), e.feedback),
             }
-        reading = _reading(response, advice) if advice is not None and advice.menu == "readings" else None
         return {"action": action, "fallback": False, "reading": reading}
 
     async def guard(state: TurnState, config: RunnableConfig) -> dict[str, Any]:
@@ -222,15 +227,6 @@ def _answer_data(response: ModelResponse, advice: Advice) -> dict[str, Any]:
         call = response.tool_calls[0]
         return tool_answer(call.name, call.arguments)
     return assist.read_answer(response.text or "", advice)
-
-
-def _parse_assisted(response: ModelResponse, view: PartyView, advice: Advice) -> AnyAction:
-    return assist.parse_answer(_answer_data(response, advice), advice, view)
-
-
-def _reading(response: ModelResponse, advice: Advice) -> str:
-    """The reading an answer the parse accepted names (readings menu)."""
-    return str(_answer_data(response, advice)["read"]).strip().lower()
 
 
 async def _complete_with_retries(
