@@ -30,13 +30,6 @@ from negotiator.strategy import Strategy  # noqa: E402
 KEYWORDS = Strategy.named("responsive")
 
 
-def keyword_reading(view: PartyView, open_: list[str]) -> str:
-    hints = KEYWORDS.hints(view.situation())
-    if hints.hurry and "hurry" in open_:
-        return "hurry"
-    return "quote" if hints.quote and "quote" in open_ else "none"
-
-
 def tally(folders: list[Path]) -> dict[str, dict]:
     rows: dict[str, dict] = defaultdict(lambda: {"turns": 0, "model": 0, "keywords": 0, "read": Counter()})
     for folder in folders:
@@ -54,7 +47,7 @@ def tally(folders: list[Path]) -> dict[str, dict]:
                 row = rows[persona]
                 row["turns"] += 1
                 row["model"] += t.advice.chosen == truth
-                row["keywords"] += keyword_reading(view, t.advice.options) == truth
+                row["keywords"] += said_reading(KEYWORDS.hints(view.situation()), t.advice.options) == truth
                 row["read"][t.advice.chosen or "fallback"] += 1
     return rows
 

@@ -64,9 +64,9 @@ class OracleSeller:
         if self.spec == READ_SPEC:
             situation = view.situation()
             keywords = self.strategy.hints(situation)
+            opens = {r: read_as(r, keywords, situation) for r in READINGS}
             heard = said_hints(self.scenario, self.persona, self.seed, view)
-            reading = said_reading(heard, [r for r in READINGS if read_as(r, keywords, situation) is not None])
-            return read_as(reading, keywords, situation) or keywords
+            return opens[said_reading(heard, [r for r, h in opens.items() if h is not None])] or keywords
         truth = Hints(source="oracle", quote=dict(self.walk_away_terms or {}), quote_credible=1.0)
         spec = self.talk
         if spec is None or spec.signal is None:
