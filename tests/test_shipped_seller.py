@@ -84,3 +84,12 @@ def test_a_misspelt_shipped_name_lists_the_shipped_sellers(bad):
 
     with pytest.raises(UsageError, match=NAME):
         resolve_target(bad)
+
+
+def test_a_strategy_argument_wins_over_the_one_a_trained_model_trained_with():
+    """A trained model plays the strategy it trained with unless told otherwise: the
+    ``strategy`` argument replaces it, and a ``?strategy=`` in the spec wins over both."""
+    assert SellerAgent(f"local/{NAME}").strategy is None  # it trained the pure policy
+    assert SellerAgent(f"local/{NAME}", strategy="boulware").strategy.schedule.exponent == 0.2
+    assert SellerAgent(f"local/{NAME}?strategy=linear", strategy="boulware").strategy.schedule.exponent == 1.0
+    assert SellerAgent(f"local/{NAME}?strategy=linear", strategy=None).strategy.schedule.exponent == 1.0

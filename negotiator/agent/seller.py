@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from types import EllipsisType
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode
 
@@ -107,18 +108,19 @@ def strategy_params(text: str) -> str:
     return urlencode(strategy_settings(text))
 
 
-def split_spec(model: str | ChatModel) -> tuple[str | ChatModel, dict[str, str]]:
-    """(the model's own spec, the strategy parameters) of a seller spec."""
+def split_spec(model: str | ChatModel, *, trained: bool = True) -> tuple[str | ChatModel, dict[str, str]]:
+    """(the model's own spec, the strategy parameters) of a seller spec; with ``trained``, a
+    training run's (or shipped seller's) strategy unless the spec names one."""
     if not isinstance(model, str):
         return model, {}
     s = parse_spec(model)
     ours = {k: v for k, v in s.params.items() if k in STRATEGY_KEYS}
-    if s.kind == "local" and "strategy" not in ours:  # a training run plays the strategy it trained with
+    if trained and s.kind == "local" and "strategy" not in ours:  # a training run plays the strategy it trained with
         from ..models.local.servers import trained_strategy
 
-        trained = trained_strategy(s.name)
-        if trained is not None:
-            ours = {**strategy_settings(trained), **ours}
+        plays = trained_strategy(s.name)
+        if plays is not None:
+            ours = {**strategy_settings(plays), **ours}
     if not ours:
         return model, {}
     rest = {k: v for k, v in s.params.items() if k not in STRATEGY_KEYS}
@@ -132,7 +134,8 @@ class SellerAgent(LLMParty):
     ``model`` is a spec (``local/gemma-3-270m``, ``openai/gpt-4o-mini``, ``scripted/...``,
     with strategy settings after ``?``) or a ``ChatModel``. ``limits`` are the business's
     hard limits on top of each listing's own. ``strategy`` is the negotiation strategy the
-    model chooses among (``None`` or ``"none"``: the model writes its own terms). ``mode``,
+    model chooses among (``None`` or ``"none"``: the model writes its own terms; unset: the one
+    a trained model trained with, else ``responsive``; a ``?strategy=`` in the spec wins). ``mode``,
     ``max_retries``, ``temperature``, ``max_tokens``, ``retry`` and ``constrain`` tune the
     model calls; ``base_url`` / ``api_key`` route LiteLLM; ``tracer`` overrides the
     OpenTelemetry tracer; ``spec`` is the name episodes record (default: ``model``);
@@ -148,7 +151,7 @@ class SellerAgent(LLMParty):
         *,
         instructions: str = "",
         limits: HardLimits | dict | None = None,
-        strategy: Strategy | str | None = DEFAULT_STRATEGY,
+        strategy: Strategy | str | None | EllipsisType = ...,
         mode: ModeOption = "auto",
         max_retries: int = 2,
         base_url: str | None = None,
@@ -163,9 +166,13 @@ class SellerAgent(LLMParty):
         wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
         spec = spec or (model if isinstance(model, str) else None)
-        model, params = split_spec(model)
-        if params:  # the spec names the arm: its strategy wins over the default
+        # A strategy named in the spec wins; then the ``strategy`` argument; then the strategy a
+        # trained model (the default included) trained with; then the default strategy.
+        model, params = split_spec(model, trained=isinstance(strategy, EllipsisType))
+        if params:
             strategy = params.pop("strategy", strategy)
+        if isinstance(strategy, EllipsisType):
+            strategy = DEFAULT_STRATEGY
         plan = seller_strategy(strategy, params)
         super().__init__(
             model,
