@@ -67,8 +67,9 @@ def test_the_command_and_the_import_stay_negotiator(wheel):
     assert top == {"negotiator", "evals", "train"}
 
 
-def test_the_wheel_ships_the_trained_seller_with_its_manifest(wheel):
-    folder = "negotiator/models/local/shipped/gemma-3-270m-seller/"
+@pytest.mark.parametrize("name", ["gemma-3-270m-reader", "gemma-3-270m-seller"])
+def test_the_wheel_ships_the_trained_sellers_with_their_manifests(wheel, name):
+    folder = f"negotiator/models/local/shipped/{name}/"
     shipped = {n.removeprefix(folder) for n in wheel.namelist() if n.startswith(folder)}
     assert shipped >= {"adapter_config.json", "adapter_model.safetensors", "manifest.json", "config.json", "README.md"}
     assert (

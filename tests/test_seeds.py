@@ -94,8 +94,8 @@ async def test_the_default_seller_writes_greedily_the_same_words_whatever_the_se
     seeds, the same answer; the same model sampling at its own temperature answers each seed
     differently."""
     view = PartyView.of(seller_first, "seller", ())
-    greedy_spec = DEFAULT_SELLER.replace("gemma-3-270m", "tiny-random-gemma")
-    assert greedy_spec != DEFAULT_SELLER and greedy_spec.endswith("?temperature=0")
+    assert DEFAULT_SELLER.endswith("?temperature=0")
+    greedy_spec = "local/tiny-random-gemma?temperature=0"  # the default's setting on the tiny model
     greedy = [(await SellerAgent(greedy_spec, seed=s, max_tokens=48).act(view)).raw_output for s in (1, 2, 3)]
     sampled = [
         (await SellerAgent("local/tiny-random-gemma", seed=s, max_tokens=48).act(view)).raw_output for s in (1, 2, 3)

@@ -93,3 +93,71 @@ def test_a_strategy_argument_wins_over_the_one_a_trained_model_trained_with():
     assert SellerAgent(f"local/{NAME}", strategy="boulware").strategy.schedule.exponent == 0.2
     assert SellerAgent(f"local/{NAME}?strategy=linear", strategy="boulware").strategy.schedule.exponent == 1.0
     assert SellerAgent(f"local/{NAME}?strategy=linear", strategy=None).strategy.schedule.exponent == 1.0
+
+
+# --- the embedded default: local/gemma-3-270m-reader ------------------------------------------
+
+READER = "gemma-3-270m-reader"
+
+
+def test_the_default_seller_is_the_shipped_reader_with_the_manifest_of_its_training_run():
+    from negotiator.agent.seller import DEFAULT_SELLER
+
+    assert DEFAULT_SELLER == f"local/{READER}?temperature=0"
+    folder = SHIPPED / READER
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["base_model"] == "local/gemma-3-270m" and manifest["strategy"] == "responsive?menu=readings"
+    assert manifest["steps"] == 0 and manifest["imitation"]["teacher"] == "reader"
+    assert manifest["imitation"]["negotiations"] == 192 and manifest["imitation"]["traces"] > 1000
+    assert manifest["buyer_pool"].count("rule/hurry") == 2  # the hurried buyer weighted twice
+    assert manifest["scenario_seeds"] == list(range(192)) and len(manifest["git_commit"]) == 40
+    shipped = manifest["shipped"]
+    assert sha256_file(folder / "adapter_model.safetensors") == shipped["adapter_sha256"]
+    assert {r["suite"] for r in shipped["results"]} >= {"talk", "heldout 0/11+1/11"}
+    fresh = next(r for r in shipped["results"] if r["seed"] == "1+2")  # the confirmatory test it shipped on
+    assert fresh["n"] == 960 and fresh["keyword_reader"]["ci95"][0] > 0
+    assert json.loads((folder / "adapter_config.json").read_text())["base_model_name_or_path"] == "gemma-3-270m"
+    t = resolve_target(READER)
+    assert t.folder == folder and t.base_recipe == "gemma-3-270m" and "default" in t.note
+    assert split_spec(DEFAULT_SELLER)[1] == {"strategy": "responsive", "menu": "readings"}
+
+
+def test_the_default_seller_reads_a_hurry_the_keyword_patterns_miss_and_nothing_in_silence():
+    """The shipped reader on the real 270M, greedy: a hurry in Dutch, Polish and in plain words
+    that name no deadline (none of which the keyword reader reads) is read as a hurry; a buyer
+    that says nothing, or states a priority, is read as nothing more."""
+    from negotiator.party import PartyView, PublicMove
+    from negotiator.strategy import Strategy
+
+    prepare("gemma-3-270m")
+    sc = generate(5)
+
+    def said(text: str) -> list[PublicMove]:
+        opening = [PublicMove(party="seller", action=MakeOffer(terms=sc.seller.ideal(sc.space)))]
+        buyer = PublicMove(party="buyer", action=MakeOffer(terms=sc.buyer.ideal(sc.space), message=text))
+        return [*opening, buyer] if sc.opener == "seller" else [buyer]
+
+    hurried = (
+        "Ik moet vandaag nog beslissen. How about this?",
+        "Muszę dziś zdecydować. How about this?",
+        "The event is on Saturday and I still have to order everything. How about this?",
+    )
+    silent = ("How about this?", "What matters most to me is the warranty. How about this?")
+    keywords = Strategy.named("responsive")
+    agent = SellerAgent(retry=RetryPolicy(timeout=1800), seed=0)  # the default seller
+    try:
+        read = {text: asyncio.run(agent.respond(sc, said(text))) for text in (*hurried, *silent)}
+    finally:
+        stop_all()
+    for text, turn in read.items():
+        assert not turn.fallback and turn.advice is not None and turn.advice.options == ["none", "hurry"]
+        assert not keywords.hints(PartyView.of(sc, "seller", said(text)).situation()).hurry
+    assert [read[t].advice.chosen for t in hurried] == ["hurry"] * 3
+    assert [read[t].advice.chosen for t in silent] == ["none"] * 2
+
+
+def test_a_strategy_argument_wins_over_the_one_the_default_trained_with():
+    """The default plays the strategy it trained with (the readings menu) unless told otherwise."""
+    assert SellerAgent().strategy.menu == "readings"
+    told = SellerAgent(strategy="boulware").strategy
+    assert told.menu == "offers" and told.schedule.exponent == 0.2  # boulware, not the readings menu

@@ -45,7 +45,8 @@ from ..strategy import STRATEGY_NAMES, Strategy
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-DEFAULT_SELLER = "local/gemma-3-270m?temperature=0"  # greedy words: the same situation, the same words (docs/guard.md)
+# The trained reader (docs/decisions.md), greedy: the same buyer words, the same reading and move.
+DEFAULT_SELLER = "local/gemma-3-270m-reader?temperature=0"
 DEFAULT_STRATEGY = "responsive"  # measured against boulware on heldout and talk: docs/strategy.md
 
 # Spec parameters that configure the seller's strategy, not its model.

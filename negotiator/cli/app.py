@@ -23,7 +23,8 @@ from ..errors import RemoteRequestBlocked, StoreUnreachable, Unreachable, UsageE
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 
-DEFAULT_SELLER = "local/gemma-3-270m?temperature=0"  # the embedded model, greedy: offline, no key (= negotiator.agent.DEFAULT_SELLER)
+# The embedded trained reader, greedy: offline, no key (= negotiator.agent.DEFAULT_SELLER).
+DEFAULT_SELLER = "local/gemma-3-270m-reader?temperature=0"
 
 # Written to a file or a CI log, rich would squeeze the result tables into 80 columns and cut
 # every figure to an ellipsis; COLUMNS still wins when set.

@@ -26,6 +26,11 @@ SELLERS: dict[str, ShippedSeller] = {
         "the CPU-trained pure 270M seller of docs/results.md (a LoRA on gemma-3-270m; it plays the pure policy "
         "it trained with unless ?strategy= says otherwise)",
     ),
+    "gemma-3-270m-reader": ShippedSeller(
+        "gemma-3-270m",
+        "the embedded default seller: the 270M trained to read the buyer's words (a hurry, a competing quote) for "
+        "the responsive strategy, which makes every move (menu=readings, docs/decisions.md)",
+    ),
 }
 
 
