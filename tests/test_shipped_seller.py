@@ -145,8 +145,12 @@ def test_the_default_seller_reads_a_hurry_the_keyword_patterns_miss_and_nothing_
     silent = ("How about this?", "What matters most to me is the warranty. How about this?")
     keywords = Strategy.named("responsive")
     agent = SellerAgent(retry=RetryPolicy(timeout=1800), seed=0)  # the default seller
+
+    async def read_all() -> dict:
+        return {text: await agent.respond(sc, said(text)) for text in (*hurried, *silent)}
+
     try:
-        read = {text: asyncio.run(agent.respond(sc, said(text))) for text in (*hurried, *silent)}
+        read = asyncio.run(read_all())  # one event loop for the five turns
     finally:
         stop_all()
     for text, turn in read.items():
