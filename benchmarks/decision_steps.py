@@ -11,7 +11,9 @@ pool and scenario seeds, one after the other in this process's machine:
 * ``decisions``: the decision seller (``responsive?menu=moves&words=strategy``): the model
   chooses the move in the compact decision view and writes no words (24 tokens a turn).
 
-It prints each arm's median step time, steps per hour and tokens per step, and the ratio.
+It prints each arm's median step time, steps per hour and tokens per step, the ratio, and what
+the optimisation's cost per sequence token says about the issue's goal (10x the assisted arm's
+steps per hour): the most sequence tokens a step could hold at that cost, were generation free.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ ARMS = {
 }
 
 
+def _sequence(step: dict) -> int:
+    """Every token of the step's sequences: first prompts, environment and seller tokens."""
+    return step.get("prompt_tokens", 0) + step["env_tokens"] + step["seller_tokens"]
+
+
 def run_arm(name: str, args, out: Path) -> dict:
     strategy, max_tokens = ARMS[name]
     cmd = [
@@ -47,12 +54,14 @@ def run_arm(name: str, args, out: Path) -> dict:
         "arm": name,
         "strategy": strategy,
         "steps": len(steps),
+        "negotiations_per_step": steps[0]["episodes"],
         "median_step_s": round(step_s, 1),
         "steps_per_hour": round(3600 / step_s, 1),
-        "seq_tokens_per_step": round(statistics.mean(s["env_tokens"] + s["seller_tokens"] for s in steps)),
+        "seq_tokens_per_step": round(statistics.mean(_sequence(s) for s in steps)),
         "generated_tokens_per_step": round(statistics.mean(s["generated_tokens"] for s in steps)),
         "generate_s": round(statistics.median(s["generate_s"] for s in steps), 1),
         "optimize_s": round(statistics.median(s["optimize_s"] for s in steps), 1),
+        "optimize_ms_per_token": round(1000 * statistics.median(s["optimize_s"] / _sequence(s) for s in steps), 2),
         "wall_s": round(wall, 1),
     }
 
@@ -70,7 +79,17 @@ def main() -> None:
     print(" | ".join(keys))
     for r in rows:
         print(" | ".join(str(r[k]) for k in keys))
-    print(f"decisions / assisted, steps per hour: {rows[1]['steps_per_hour'] / rows[0]['steps_per_hour']:.1f}x")
+    assisted, decisions = rows
+    print(f"decisions / assisted, steps per hour: {decisions['steps_per_hour'] / assisted['steps_per_hour']:.1f}x")
+    # The optimisation reads every token of the sequence (forward through all layers, backward
+    # through the adapted ones), so its cost per token bounds the sequence a 10x step can hold.
+    goal_s = assisted["median_step_s"] / 10
+    room = goal_s * 1000 / decisions["optimize_ms_per_token"]
+    print(
+        f"10x the assisted arm is a step of {goal_s:.1f} s: at {decisions['optimize_ms_per_token']} ms of optimisation "
+        f"per sequence token, at most {room:,.0f} tokens a step ({room / decisions['negotiations_per_step']:,.0f} per negotiation of the step's {decisions['negotiations_per_step']}) "
+        f"even with free generation; the decision arm's step holds {decisions['seq_tokens_per_step']:,}"
+    )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2))
 

@@ -116,6 +116,12 @@ def test_outputs_and_manifest(one_step):
     for e in episodes:
         groups.setdefault(e.labels["task"], set()).add((e.scenario.id, e.buyer.spec, e.seed))
     assert len(groups) == 2 and all(len(v) == 1 for v in groups.values())
+    # The step log counts every token the optimisation reads: the first prompts (what each
+    # negotiation's first seller turn read), then the environment's and the seller's tokens.
+    (row,) = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    first_prompts = [next(t for t in e.turns if t.party == "seller").usage.prompt_tokens for e in episodes]
+    assert row["prompt_tokens"] == sum(first_prompts) > 0
+    assert row["env_tokens"] > 0 and row["seller_tokens"] > 0
 
 
 def test_eval_loads_the_trained_seller(one_step, tmp_path):

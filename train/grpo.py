@@ -47,7 +47,8 @@ class StepStats:
     seller_turns: int = 0
     seller_tokens: int = 0
     trained_tokens: int = 0  # seller tokens the loss reads (all but message words, if those are masked)
-    env_tokens: int = 0
+    env_tokens: int = 0  # what the environment appended after the first prompt
+    prompt_tokens: int = 0  # the first prompts: with the two above, every token the optimisation reads
     truncated: int = 0
     drift: int = 0
     generate_calls: int = 0
@@ -73,6 +74,7 @@ class StepStats:
             seller_tokens=sum(r.trace.seller_tokens for r in rollouts),
             trained_tokens=sum(sum(r.trace.loss_mask) for r in rollouts),
             env_tokens=sum(len(r.trace.env_mask) - r.trace.seller_tokens for r in rollouts),
+            prompt_tokens=sum(len(r.trace.prompt_ids) for r in rollouts),
             truncated=sum(r.trace.truncated for r in rollouts),
             drift=sum(r.trace.drift for r in rollouts),
             generate_calls=batcher.stats.calls,
