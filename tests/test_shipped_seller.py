@@ -165,3 +165,12 @@ def test_a_strategy_argument_wins_over_the_one_the_default_trained_with():
     assert SellerAgent().strategy.menu == "readings"
     told = SellerAgent(strategy="boulware").strategy
     assert told.menu == "offers" and told.schedule.exponent == 0.2  # boulware, not the readings menu
+
+
+def test_a_strategy_argument_takes_the_form_train_and_the_manifests_write():
+    """``strategy="responsive?menu=readings"`` is the default's own strategy, as its manifest names it;
+    a spec's settings still win over the argument's."""
+    assert SellerAgent(strategy="responsive?menu=readings").strategy.menu == "readings"
+    assert SellerAgent(strategy="boulware?candidates=3").strategy.candidates == 3
+    spec = SellerAgent("scripted/boulware?candidates=2", strategy="boulware?candidates=3")
+    assert spec.strategy.candidates == 2

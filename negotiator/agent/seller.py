@@ -172,6 +172,10 @@ class SellerAgent(LLMParty):
         model, params = split_spec(model, trained=isinstance(strategy, EllipsisType))
         if params:
             strategy = params.pop("strategy", strategy)
+        if isinstance(strategy, str) and "?" in strategy:  # written as train and the manifests write it
+            written = strategy_settings(strategy)
+            strategy = written.pop("strategy")
+            params = {**written, **(params or {})}  # the spec's settings win
         if isinstance(strategy, EllipsisType):
             strategy = DEFAULT_STRATEGY
         plan = seller_strategy(strategy, params)
