@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from ..errors import ProviderError, UsageError
+from ..models.specs import check_generation
 from .app import (
     DEFAULT_SELLER,
     EXIT_INTERRUPTED,
@@ -206,13 +206,6 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-def _check_generation(temperature: float | None, max_tokens: int | None) -> None:
-    if temperature is not None and not (math.isfinite(temperature) and temperature >= 0):
-        raise UsageError(f"--temperature {temperature}: give a number 0 or above (0 = greedy; 1 = the model's own)")
-    if max_tokens is not None and max_tokens < 1:
-        raise UsageError(f"--max-tokens {max_tokens}: give a number of tokens, at least 1")
-
-
 LEGEND = (
     ("seller score", "the seller's gain over walking away, as a share of its most: 0 = no deal, 1 = its best terms"),
     ("[95% CI]", "of the mean over these negotiations, resampled by scenario"),
@@ -396,7 +389,9 @@ def eval_command(
         concurrency, rate_limit, token_limit = v["concurrency"], v["rate_limit"], v["token_limit"]
         timeout, call_retries, retries = v["timeout"], v["call_retries"], v["retries"]
         out = resume
-    _check_generation(temperature, max_tokens)
+    check_generation(
+        {"temperature": temperature, "max_tokens": max_tokens}, lambda key, v: f"--{key.replace('_', '-')} {v}:"
+    )
     st = get_suite(suite)
     buyers = list(dict.fromkeys(buyer or st.buyers))
     shard_of = _parse_shard(shard)

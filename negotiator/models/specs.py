@@ -20,6 +20,8 @@ Parameters after ``?`` configure the party, e.g. ``rule/boulware?e=0.2`` or
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import parse_qsl
@@ -82,3 +84,25 @@ def coerce_param(v: str) -> int | float | bool | str:
         except ValueError:
             pass
     return {"true": True, "false": False}.get(v.lower(), v)
+
+
+# What each sampling setting may be, from a spec (``?temperature=``) or a command-line flag
+# (``--temperature``): a sampler given nan or inf, or a negative temperature, answers at random
+# or silently greedily.
+_RANGES = {
+    "temperature": ("a number 0 or above (0 = greedy; 1 = the model's own)", lambda v: v >= 0),
+    "top_p": ("a number above 0 and at most 1", lambda v: 0 < v <= 1),
+    "top_k": ("a whole number 0 or above (0 = no cut)", lambda v: v >= 0 and float(v).is_integer()),
+    "max_tokens": ("a number of tokens, at least 1", lambda v: v >= 1 and float(v).is_integer()),
+}
+
+
+def check_generation(params: dict, named: Callable[[str, object], str]) -> None:
+    """A UsageError for the first sampling setting of ``params`` that is not a finite number in
+    its range; ``named(key, value)`` says where it was given."""
+    for key, (what, ok) in _RANGES.items():
+        v = params.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not ok(v):
+            raise UsageError(f"{named(key, v)} give {what}")
