@@ -316,6 +316,30 @@ def test_eval_cli_runs_a_local_seller_and_stops_its_server(home, tmp_path):
     assert _servers_of(home) - before == set()  # ... and is gone
 
 
+def test_serve_names_its_seller_and_starts_its_local_model_before_the_first_shopper(home, tmp_path):
+    """The first shopper used to wait for the model to start (about 15 s for the 270M); instructions
+    given to a seller whose words are its strategy's changed nothing and nothing said so."""
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()  # uvicorn cannot bind it: serve stops once the model has started
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home), "COLUMNS": "400"}
+    seller = f"{TINY}?menu=readings"
+    cmd = [sys.executable, "-m", "negotiator", "serve", "--no-auth", "--seller", seller, "--instructions", "Be warm.",
+           "--port", str(taken.getsockname()[1]), "--store", str(tmp_path / "s.sqlite")]  # fmt: skip
+    before = _servers_of(home)
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        taken.close()
+    assert f"seller: {seller}" in r.stderr
+    assert "--instructions change nothing for this seller" in r.stderr
+    assert "local model tiny-random-gemma ready in" in r.stderr  # started before the port was bound
+    assert r.stderr.index("ready in") < r.stderr.index("address already in use")
+    assert _servers_of(home) - before == set()  # ... and stopped with the service
+
+
 def _servers_of(home) -> set[int]:
     found = subprocess.run(
         ["pgrep", "-f", f"negotiator.models.local.server {home}"], capture_output=True, text=True

@@ -113,7 +113,12 @@ def serve_command(
         str | None,
         typer.Option(help="Base URL of an OpenAI-compatible server for the seller (vLLM, LiteLLM proxy)."),
     ] = None,
-    instructions: Annotated[str, typer.Option(help="The business's instructions for the seller (tone, brand).")] = "",
+    instructions: Annotated[
+        str,
+        typer.Option(
+            help="The business's instructions (tone, brand) for a seller whose model writes the words; the default's words are its strategy's sentences, which take none."
+        ),
+    ] = "",
     store: Annotated[
         str,
         typer.Option(
@@ -242,16 +247,28 @@ def serve_command(
             public_url=public_url.rstrip("/") if public_url else None,
         )
     )
+    from ..models.local.servers import local_servers
     from ..service.deadlines import deadline_protocol
 
-    uvicorn.run(
-        application,
-        host=host,
-        port=port,
-        log_level=log_level,
-        proxy_headers=False,
-        server_header=False,
-        http=deadline_protocol(header_timeout, body_timeout),  # slow clients are closed (service/deadlines.py)
-        timeout_keep_alive=keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn takes int, uses it as seconds
-        limit_concurrency=max_connections,
-    )
+    plan = getattr(party, "strategy", None)
+    err_console.print(f"seller: {getattr(party, 'spec', seller)}", highlight=False, soft_wrap=True)
+    if instructions and plan is not None and plan.words == "strategy":
+        err_console.print(
+            "[bold yellow]warning:[/] --instructions change nothing for this seller: its words are its strategy's "
+            "own sentences (words=strategy); a seller whose model writes the words takes them, e.g. "
+            "--seller 'local/gemma-3-270m?temperature=0'",
+            soft_wrap=True,
+        )
+    # A local model starts now, not on the first shopper's move (about 15 s on 2 cores).
+    with local_servers([seller], say=err_console.print):
+        uvicorn.run(
+            application,
+            host=host,
+            port=port,
+            log_level=log_level,
+            proxy_headers=False,
+            server_header=False,
+            http=deadline_protocol(header_timeout, body_timeout),  # slow clients are closed (service/deadlines.py)
+            timeout_keep_alive=keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn takes int, uses it as seconds
+            limit_concurrency=max_connections,
+        )
