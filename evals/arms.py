@@ -179,24 +179,30 @@ def training_pool(config: dict) -> dict | None:
 
 
 def family_warnings(seller: str, buyers: list[str], pool: dict | None) -> list[str]:
-    """One warning per evaluation buyer that shares a model family with the seller's training pool."""
+    """Warnings for the evaluation buyers that the seller's training pool held, or whose model family
+    it held: one line for the buyers it met, one per shared family (not one per buyer)."""
     if not pool:
         return []
+    members = list(dict.fromkeys(pool.get("buyer_pool") or []))  # a pool lists a buyer once per persona
     families = set(pool.get("buyer_pool_families") or [])
+    met = [b for b in buyers if b in members]
     out = []
+    if met:
+        out.append(
+            f"{seller}: evaluation buyer{'s' if len(met) > 1 else ''} {', '.join(met)} "
+            f"{'were' if len(met) > 1 else 'was'} in its training buyer pool; its measured gain there is not "
+            "held-out. Evaluate against buyers it never met."
+        )
+    shared: dict[str, list[str]] = {}
     for b in buyers:
-        fam = model_family(b)
-        if b in (pool.get("buyer_pool") or []):
-            out.append(
-                f"{seller}: evaluation buyer {b} was in its training buyer pool; its measured gain is not held-out. "
-                "Evaluate against buyers it never met."
-            )
-        elif fam in families:
-            out.append(
-                f"{seller}: evaluation buyer {b} shares model family '{fam}' with its training buyer pool "
-                f"({', '.join(pool.get('buyer_pool') or sorted(families))}); gains measured against it are likely "
-                "inflated. Read the per-buyer rows, and include a buyer from another family."
-            )
+        if b not in met and model_family(b) in families:
+            shared.setdefault(model_family(b), []).append(b)
+    for fam, bs in shared.items():
+        out.append(
+            f"{seller}: evaluation buyer{'s' if len(bs) > 1 else ''} {', '.join(bs)} share{'' if len(bs) > 1 else 's'} "
+            f"model family '{fam}' with its training buyer pool ({', '.join(members or sorted(families))}); gains "
+            "measured against them are likely inflated. Read the per-buyer rows, and include a buyer from another family."
+        )
     return out
 
 

@@ -142,15 +142,19 @@ def test_training_manifest_is_found_for_local_dir_and_merged(tmp_path):
         training_pool({"seller": f"local/{run}"})
 
 
-def test_family_warnings_name_the_shared_family():
-    pool = {"buyer_pool": ["openai/gpt-4o-mini", "rule/boulware"], "buyer_pool_families": ["gpt", "rule"]}
+def test_family_warnings_name_the_shared_family_once():
+    pool = {
+        "buyer_pool": ["openai/gpt-4o-mini", "rule/boulware", "rule/boulware"],
+        "buyer_pool_families": ["gpt", "rule"],
+    }
     w = family_warnings(
-        "local/x", ["openai/gpt-4.1", "anthropic/claude-sonnet-4", "rule/boulware", "rule/persona"], pool
+        "local/x", ["openai/gpt-4.1", "anthropic/claude-sonnet-4", "rule/boulware", "rule/persona", "rule/linear"], pool
     )
-    assert len(w) == 3
-    assert "openai/gpt-4.1 shares model family 'gpt'" in w[0] and "inflated" in w[0]
-    assert "rule/boulware was in its training buyer pool" in w[1]
-    assert "rule/persona shares model family 'rule'" in w[2]
+    assert len(w) == 3  # the buyers it met, then one line per shared family
+    assert "rule/boulware was in its training buyer pool" in w[0]
+    assert "openai/gpt-4.1 shares model family 'gpt'" in w[1] and "inflated" in w[1]
+    assert "rule/persona, rule/linear share model family 'rule'" in w[2]
+    assert "(openai/gpt-4o-mini, rule/boulware)" in w[2]  # the pool listed once per buyer
     assert family_warnings("local/x", ["anthropic/claude-sonnet-4"], pool) == []
     assert family_warnings("rule/boulware", ["rule/boulware"], None) == []
 
