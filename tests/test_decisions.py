@@ -98,6 +98,18 @@ def test_the_strategys_sentence_names_the_move_and_its_terms():
         assert issue.name.replace("_", " ") in text
 
 
+async def test_the_strategys_first_sentence_offers_and_does_not_stay_at_an_offer_never_made():
+    """Before, a seller whose first move was to hold said "I'll stay at ..." to a buyer it had offered
+    nothing (every shopper of the default saw it)."""
+    for seed in range(4):
+        sc = generate(seed)
+        seller = make_party("scripted/boulware?menu=moves&words=strategy", "seller")
+        ep = await run_negotiation(seller, make_party("rule/linear", "buyer"), sc, seed=1)
+        said = [t.action.message for t in ep.turns if t.party == "seller" and t.action.action == "make_offer"]
+        assert said[0].startswith(("I can offer ", "My final offer: ")), said[0]
+        assert all(not m.startswith("I can offer ") for m in said[1:])  # later moves name what they do
+
+
 def test_bad_menu_or_words_settings_are_refused_with_the_choices():
     assert make_party("scripted/boulware?menu=moves", "seller").strategy.menu == "moves"
     with pytest.raises(UsageError, match="menu.*offers, moves"):

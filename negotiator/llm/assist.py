@@ -125,7 +125,8 @@ def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAc
     Raises ActionParseError with feedback for the model."""
     action = _action_of(data, advice, view)
     if advice.words == "strategy":
-        return action.model_copy(update={"message": move_sentence(action, advice, view.space)})
+        opening = not any(m.party == view.role and isinstance(m.action, MakeOffer) for m in view.transcript)
+        return action.model_copy(update={"message": move_sentence(action, advice, view.space, opening=opening)})
     return action
 
 
@@ -215,13 +216,16 @@ _SENTENCES = {
 }
 
 
-def move_sentence(action: AnyAction, advice: Advice, space: OutcomeSpace) -> str:
+def move_sentence(action: AnyAction, advice: Advice, space: OutcomeSpace, *, opening: bool = False) -> str:
     """The strategy's own sentence for a move (``words="strategy"``): the terms and nothing else,
-    so a decision-only seller says nothing its listing and its move do not hold."""
+    so a decision-only seller says nothing its listing and its move do not hold. ``opening``: the
+    seller has offered nothing yet, so it cannot "stay at" or "move to" anything."""
     if isinstance(action, Accept):
         return "Deal, thank you."
     if isinstance(action, WalkAway):
         return "I'm sorry we could not agree. Goodbye."
     cid = advice.choice_of(action.terms)
+    if opening and cid != "final":
+        return f"I can offer {terms_in_words(space, action.terms)}."
     template = _SENTENCES.get(cid or "", "Here is my offer: {terms}.")
     return template.format(terms=terms_in_words(space, action.terms))
