@@ -85,10 +85,14 @@ def check_spec(spec: str, role: str) -> None:
         from negotiator.plugins import make_plugin_party
 
         _close_quietly(make_plugin_party(s.raw, s.name, s.params, role))
-    elif s.kind == "litellm":
-        from negotiator.models.preflight import check_provider
+    else:  # a model party: its settings (?menu=, ?temperature=, unknown keys) checked before any model starts
+        if s.kind == "litellm":
+            from negotiator.models.preflight import check_provider
 
-        check_provider(s)
+            check_provider(s)
+        from negotiator.runtime.parties import make_party
+
+        _close_quietly(make_party(spec, role))  # type: ignore[arg-type]
 
 
 def _close_quietly(party: Party) -> None:

@@ -134,6 +134,30 @@ def test_temperature_and_max_tokens_reach_the_seller_s_model_and_the_run_s_confi
         assert r.returncode == 0 and "2 of 2 negotiations already done" in r.stdout
 
 
+def test_a_spec_s_own_settings_reach_the_model_and_flags_are_written_into_the_arm_s_name(tmp_path):
+    """A spec's ?max_tokens= is what the model gets (the agent's default of 256 used to overwrite it);
+    --temperature on a spec that sets its own is written into the seller's name, so the run folder and
+    every episode say what it sampled at."""
+    with FakeOpenAIServer(walk_away) as srv:
+        own = tmp_path / "own"
+        seller = "hosted_vllm/m?strategy=none&max_tokens=48"
+        r = cli("eval", "--seller", seller, "--seller-base-url", srv.base_url, "--buyer", "rule/linear",
+                "--limit", "1", "--out", str(own), "--quiet")  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert {q.get("max_tokens") for q in srv.requests} == {48}
+        srv.requests.clear()
+        flagged = tmp_path / "flagged"
+        seller = "hosted_vllm/m?strategy=none&temperature=0"
+        r = cli("eval", "--seller", seller, "--seller-base-url", srv.base_url, "--buyer", "rule/linear",
+                "--limit", "1", "--temperature", "2", "--out", str(flagged), "--quiet")  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        assert {q.get("temperature") for q in srv.requests} == {2}
+        named = "hosted_vllm/m?strategy=none&temperature=2"
+        assert json.loads((flagged / "config.json").read_text())["seller"] == named
+        episodes = [json.loads(line) for line in (flagged / "episodes.jsonl").read_text().splitlines()]
+        assert [e["seller"]["spec"] for e in episodes] == [named]
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

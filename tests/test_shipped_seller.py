@@ -174,3 +174,22 @@ def test_a_strategy_argument_takes_the_form_train_and_the_manifests_write():
     assert SellerAgent(strategy="boulware?candidates=3").strategy.candidates == 3
     spec = SellerAgent("scripted/boulware?candidates=2", strategy="boulware?candidates=3")
     assert spec.strategy.candidates == 2
+
+
+def test_a_strategy_argument_is_in_the_name_the_episodes_record():
+    """Two sellers that play differently never share a name: before, SellerAgent(strategy="boulware")
+    recorded the default's spec, so its episodes paired and pooled with the default's."""
+    from negotiator.strategy import Strategy
+
+    default = "local/gemma-3-270m-reader?temperature=0"
+    assert SellerAgent().spec == default
+    assert SellerAgent(strategy="boulware").spec == f"{default}&strategy=boulware"
+    assert SellerAgent(strategy="responsive?menu=readings").spec == f"{default}&strategy=responsive&menu=readings"
+    assert SellerAgent(strategy=None).spec == f"{default}&strategy=none"
+    told = SellerAgent(strategy=Strategy.named("responsive", {"menu": "moves", "words": "strategy"}))
+    assert told.spec == f"{default}&strategy=responsive&menu=moves&words=strategy"
+    assert (
+        SellerAgent("scripted/boulware?strategy=linear", strategy="boulware").spec
+        == "scripted/boulware?strategy=linear"
+    )
+    assert SellerAgent(strategy="boulware", spec="my-seller").spec == "my-seller"  # a name given wins

@@ -38,9 +38,9 @@ from ..errors import InvalidOffer, ProtocolError, UsageError
 from ..llm.graph import RetryPolicy
 from ..llm.party import LLMParty, ModeOption
 from ..models.base import ChatModel
-from ..models.specs import parse_spec
+from ..models.specs import STRATEGY_KEYS, parse_spec, with_params
 from ..party import PartyView, PublicMove, TurnRecord
-from ..strategy import STRATEGY_NAMES, Strategy
+from ..strategy import Strategy
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
@@ -48,26 +48,6 @@ if TYPE_CHECKING:
 # The trained reader (docs/decisions.md), greedy: the same buyer words, the same reading and move.
 DEFAULT_SELLER = "local/gemma-3-270m-reader?temperature=0"
 DEFAULT_STRATEGY = "responsive"  # measured against boulware on heldout and talk: docs/strategy.md
-
-# Spec parameters that configure the seller's strategy, not its model.
-STRATEGY_KEYS = (
-    "strategy",
-    "exponent",
-    "aspiration",
-    "leeway",
-    "candidates",
-    "own_terms",
-    "walk_away",
-    "lead",  # the responsive strategy's parts
-    "rho",
-    "slack",
-    "big_step",
-    "hurry",
-    "reader",
-    "opponent",
-    "menu",  # what the model chooses among: offers of equal worth, or the priced moves
-    "words",  # who writes the message: the model, or the strategy's own sentence (the model decides only)
-)
 
 
 def seller_strategy(strategy: Strategy | str | None, params: dict | None = None) -> Strategy | None:
@@ -87,7 +67,7 @@ def seller_strategy(strategy: Strategy | str | None, params: dict | None = None)
     try:
         return Strategy.named(name, settings)
     except ValueError as e:
-        raise UsageError(f"{e}; strategies: {', '.join(STRATEGY_NAMES)} or none") from None
+        raise UsageError(str(e)) from None  # names the strategies when the name is the mistake
 
 
 def strategy_settings(text: str) -> dict[str, str]:
@@ -129,6 +109,22 @@ def split_spec(model: str | ChatModel, *, trained: bool = True) -> tuple[str | C
     return (f"{base}?{urlencode(rest)}" if rest else base), ours
 
 
+def _recorded(model: str, strategy: Strategy | str | None | EllipsisType) -> str:
+    """The name episodes record for ``SellerAgent(model, strategy=...)``: the spec, with a strategy
+    given as an argument written into it, so that two sellers that play differently never share a
+    name (a ``Strategy`` object by its name, menu and words). A spec's own strategy wins, as in play."""
+    if isinstance(strategy, EllipsisType) or "strategy" in parse_spec(model).params:
+        return model
+    if strategy is None:
+        given = {"strategy": "none"}
+    elif isinstance(strategy, Strategy):
+        given = {"strategy": strategy.name, "menu": strategy.menu, "words": strategy.words}
+    else:
+        given = strategy_settings(strategy)
+    own = parse_spec(model).params
+    return with_params(model, {k: v for k, v in given.items() if k not in own})
+
+
 class SellerAgent(LLMParty):
     """The seller a commerce app embeds: an LLM party that always plays the seller, guarded.
 
@@ -138,7 +134,8 @@ class SellerAgent(LLMParty):
     model chooses among (``None`` or ``"none"``: the model writes its own terms; unset: the one
     a trained model trained with, else ``responsive``; a ``?strategy=`` in the spec wins). ``mode``,
     ``max_retries``, ``temperature``, ``max_tokens``, ``retry`` and ``constrain`` tune the
-    model calls; ``base_url`` / ``api_key`` route LiteLLM; ``tracer`` overrides the
+    model calls (a spec's own ``?temperature=`` / ``?max_tokens=`` are the same settings: give each
+    once; unset, the model's own temperature and 256 tokens); ``base_url`` / ``api_key`` route LiteLLM; ``tracer`` overrides the
     OpenTelemetry tracer; ``spec`` is the name episodes record (default: ``model``);
     ``seed`` seeds sampling per turn (each call sends a seed derived from it and the
     turn, so reruns and arms meet the same random numbers; None sends none);
@@ -158,7 +155,7 @@ class SellerAgent(LLMParty):
         base_url: str | None = None,
         api_key: str | None = None,
         temperature: float | None = None,
-        max_tokens: int | None = 256,
+        max_tokens: int | None = None,
         retry: RetryPolicy | None = None,
         constrain: bool = True,
         tracer: Tracer | None = None,
@@ -166,7 +163,8 @@ class SellerAgent(LLMParty):
         seed: int | None = None,
         wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
-        spec = spec or (model if isinstance(model, str) else None)
+        if spec is None and isinstance(model, str):
+            spec = _recorded(model, strategy)
         # A strategy named in the spec wins; then the ``strategy`` argument; then the strategy a
         # trained model (the default included) trained with; then the default strategy.
         model, params = split_spec(model, trained=isinstance(strategy, EllipsisType))

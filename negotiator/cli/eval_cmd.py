@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from ..errors import ProviderError, UsageError
-from ..models.specs import check_generation
+from ..models.specs import check_generation, parse_spec, with_params
 from .app import (
     DEFAULT_SELLER,
     EXIT_INTERRUPTED,
@@ -118,7 +118,6 @@ def _protocol_form(
     """(seller, buyers) of ``--buyer mcp+http://... --buyer-model M``: the seller measured is the one served
     at the URL, the buyers are the agents that reach it. ``--seller URL --buyer M`` is the same run, recorded
     the same (the same episode ids, config and resume), so either form resumes the other."""
-    from ..models.specs import parse_spec
 
     remote = [b for b in buyer or [] if parse_spec(b).kind in ("mcp", "a2a")]
     if not remote:
@@ -392,6 +391,11 @@ def eval_command(
     check_generation(
         {"temperature": temperature, "max_tokens": max_tokens}, lambda key, v: f"--{key.replace('_', '-')} {v}:"
     )
+    generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
+    if generation and parse_spec(seller).kind in ("litellm", "local"):
+        # Written into the seller's spec, so the arm's name, its folder and every episode say what it
+        # sampled at (before, `--temperature 2` on the default ran at 2 under the name temperature=0).
+        seller, generation = with_params(seller, generation), {}
     st = get_suite(suite)
     buyers = list(dict.fromkeys(buyer or st.buyers))
     shard_of = _parse_shard(shard)
@@ -408,7 +412,6 @@ def eval_command(
         token_limit if isinstance(token_limit, dict) else _parse_rate_limits(token_limit, "--token-limit", "TOKENS")
     )
     fallbacks = fallback if isinstance(fallback, dict) else _parse_fallbacks(fallback)
-    generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
     options = RunOptions(
         concurrency=concurrency,
         seller_base_url=seller_base_url,
@@ -475,11 +478,14 @@ def eval_command(
             f"[bold yellow]warning:[/] the limit on {key} limits nothing in this run: rate and token limits apply to "
             "LiteLLM models (openai/..., anthropic/..., hosted_vllm/...), which LiteLLM's Router calls"
         )
-    from ..models.specs import parse_spec
-
-    if generation and parse_spec(seller).kind not in ("litellm", "local", "scripted"):
+    if (temperature is not None or max_tokens is not None) and parse_spec(seller).kind not in (
+        "litellm",
+        "local",
+        "scripted",
+    ):
+        flags = [k for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None]
         console.print(
-            f"note: {', '.join(_flag(k) for k in generation)} set the seller's model; {seller} calls no model, "
+            f"note: {', '.join(_flag(k) for k in flags)} set the seller's model; {seller} calls no model, "
             "so they change nothing here (they are recorded all the same)"
         )
 

@@ -13,6 +13,7 @@ from ..domain.scenario import HardLimits, Role
 from ..errors import UsageError
 from ..models.base import ChatModel
 from ..models.resolve import resolve_model
+from ..models.specs import check_generation, coerce_param, parse_spec
 from ..party import AdviceRecord, PartyView, TurnRecord
 from ..strategy import Advice, Strategy
 from .graph import RetryPolicy, TurnConfig, turn_graph
@@ -42,7 +43,7 @@ class LLMParty:
         base_url: str | None = None,
         api_key: str | None = None,
         temperature: float | None = None,
-        max_tokens: int | None = 256,
+        max_tokens: int | None = None,
         retry: RetryPolicy | None = None,
         constrain: bool = True,
         tracer=None,
@@ -55,6 +56,7 @@ class LLMParty:
             raise UsageError(f"mode must be auto, json or tools, not {mode!r}")
         if max_retries < 0:
             raise UsageError("max_retries must be >= 0")
+        temperature, max_tokens = _generation(model, temperature, max_tokens)
         self.model = resolve_model(model, base_url=base_url, api_key=api_key)
         if wrap_model is not None:  # a seam for the caller's own layer around every call (evals' rate limits)
             self.model = wrap_model(self.model)
@@ -124,6 +126,27 @@ class LLMParty:
 
     async def aclose(self) -> None:
         await self.model.aclose()
+
+
+DEFAULT_MAX_TOKENS = 256  # a seller's turn: a JSON action and a few sentences
+
+
+def _generation(model: str | ChatModel, temperature: float | None, max_tokens: int | None) -> tuple:
+    """The turn's temperature and token limit: the spec's own (``?temperature=0``), else the
+    argument, else the default; the two disagreeing is a UsageError, never a silent winner (before,
+    the argument's default of 256 tokens overwrote a spec's ``?max_tokens=``)."""
+    check_generation({"temperature": temperature, "max_tokens": max_tokens}, lambda key, v: f"{key}={v!r}:")
+    given = parse_spec(model).params if isinstance(model, str) else {}
+    out: list = []
+    for key, arg, default in (("temperature", temperature, None), ("max_tokens", max_tokens, DEFAULT_MAX_TOKENS)):
+        if key not in given:
+            out.append(default if arg is None else arg)
+            continue
+        value = coerce_param(given[key])
+        if arg is not None and arg != value:
+            raise UsageError(f"{model} sets {key}={given[key]} and the argument {key}={arg!r}: give it once")
+        out.append(value)
+    return tuple(out)
 
 
 def _limits(limits: HardLimits | dict | None) -> HardLimits | None:

@@ -21,10 +21,10 @@ Parameters after ``?`` configure the party, e.g. ``rule/boulware?e=0.2`` or
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from ..errors import UsageError
 
@@ -40,6 +40,28 @@ class Spec:
     params: dict[str, str] = field(default_factory=dict)
 
 
+# Spec parameters that configure the seller's strategy, not its model
+# (negotiator.agent.seller takes them off before the model is built).
+STRATEGY_KEYS = (
+    "strategy",
+    "exponent",
+    "aspiration",
+    "leeway",
+    "candidates",
+    "own_terms",
+    "walk_away",
+    "lead",  # the responsive strategy's parts
+    "rho",
+    "slack",
+    "big_step",
+    "hurry",
+    "reader",
+    "opponent",
+    "menu",  # what the model chooses among: offers of equal worth, or the priced moves
+    "words",  # who writes the message: the model, or the strategy's own sentence (the model decides only)
+)
+
+
 def parse_spec(spec: str) -> Spec:
     """Split a spec into kind, name and parameters. Raises UsageError with a hint."""
     if not isinstance(spec, str) or not spec.strip():
@@ -47,9 +69,13 @@ def parse_spec(spec: str) -> Spec:
     s = spec.strip()
     base, _, query = s.partition("?")
     try:
-        params = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)))
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
         raise UsageError(f"bad parameters in spec {spec!r}: write them as ?key=value&key2=value2") from None
+    params = dict(pairs)
+    if len(params) < len(pairs):  # the last would win without a word: ?temperature=0&temperature=1
+        twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
+        raise UsageError(f"spec {spec!r} gives {', '.join(twice)} more than once: give each setting once")
     if base == "human":
         return Spec(s, "human", "human", params)
     if base.startswith(REMOTE_SCHEMES):  # name: the plain http(s) URL of the remote service
@@ -71,6 +97,20 @@ def parse_spec(spec: str) -> Spec:
             "or your own party as pkg.module:factory"
         )
     return Spec(s, "litellm", base, params)
+
+
+def with_params(spec: str, params: Mapping[str, object]) -> str:
+    """``spec`` with ``params`` set (replacing its own values of those keys, the rest kept in order):
+    ``with_params("local/m?temperature=0", {"temperature": 2})`` is ``local/m?temperature=2``."""
+    base, _, query = spec.partition("?")
+    merged = {**dict(parse_qsl(query, keep_blank_values=True)), **{k: _text(v) for k, v in params.items()}}
+    return f"{base}?{urlencode(merged)}" if merged else base
+
+
+def _text(v: object) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))  # --temperature 2 writes temperature=2, as a person would
+    return repr(v) if isinstance(v, float) else str(v)
 
 
 _EXAMPLE = {"rule": "boulware", "scripted": "boulware", "local": "gemma-3-270m"}

@@ -17,6 +17,11 @@ from ..litellm_model import LiteLLMModel
 from .prepare import RECIPES, home, list_models
 from .servers import LocalServer, check_extra, local_servers, resolve_target, running_servers, server_for, stop_all
 
+# What a local/ spec's settings may name: the server's sampling settings and ?grammar=. A seller's
+# strategy settings (?menu=, ?leeway=, ...) are taken off before the model is built; any other
+# key is a typo that would otherwise change nothing without a word (?temprature=0 sampling at 1).
+MODEL_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "grammar")
+
 # A batch of 16 long prompts takes tens of seconds on 2 cores; queued requests wait for it.
 REQUEST_TIMEOUT_S = 600.0
 
@@ -35,6 +40,7 @@ class LocalModel:
 
     def __init__(self, spec: str, name: str, params: dict | None = None):
         check_extra()
+        _check_keys(spec, params or {})
         self.spec = spec
         self.target = resolve_target(name)
         self.family = self.target.family
@@ -71,6 +77,26 @@ class LocalModel:
 
     async def aclose(self) -> None:
         return None
+
+
+def _check_keys(spec: str, params: dict) -> None:
+    unknown = [k for k in params if k not in MODEL_KEYS]
+    if not unknown:
+        return
+    from difflib import get_close_matches
+
+    from ..specs import STRATEGY_KEYS
+
+    key = unknown[0]
+    near = get_close_matches(key, [*MODEL_KEYS, *STRATEGY_KEYS], n=1)
+    if key in STRATEGY_KEYS:
+        hint = f"{key} is a seller's strategy setting; a buyer's model takes none"
+    else:
+        hint = f"unknown setting {key!r}" + (f" (did you mean {near[0]}?)" if near else "")
+    raise UsageError(
+        f"{spec}: {hint}; a local model takes {', '.join(MODEL_KEYS)}, and a seller also its strategy's "
+        "settings (docs/local-model.md)"
+    )
 
 
 def _alive(client: LiteLLMModel) -> bool:

@@ -65,8 +65,13 @@ def resolve_target(name: str) -> Target:
         return Target(name, name, name, models_dir() / name, family=model_family(name))
     path = local_folder(name)
     if not path.is_dir():
+        from difflib import get_close_matches
+
+        near = get_close_matches(name, [*RECIPES, *SELLERS], n=1)
+        guess = f" (did you mean local/{near[0]}?)" if near else ""
         raise UsageError(
-            f"local/{name}: no such prepared model or folder. Prepared models: {', '.join([*RECIPES, *SELLERS])}; "
+            f"local/{name}: no such prepared model or folder{guess}. Prepared models: "
+            f"{', '.join([*RECIPES, *SELLERS])}; "
             "or give the path of a transformers model folder or a LoRA adapter folder, e.g. local/./runs/train/adapter"
         )
     path = path.resolve()
