@@ -454,6 +454,13 @@ def test_a_read_quote_is_the_price_the_newest_message_names_in_digits_words_or_p
     assert reading("Your competitor will do it for eight hundred dollars.").quote == {"price": 800}
     assert reading("A competitor undercuts you by 15%.").quote == {"price": price.snap(850)}
     assert reading("How about price 600 USD, delivery days 7?") is None  # its own terms only
+    # digits against CJK text, and number words in the languages text2num reads (before: none read)
+    assert reading("另一家店给我报价820。").quote == {"price": 820}
+    assert reading("他の店では820ドルでした。").quote == {"price": 820}
+    assert reading("On m'a proposé huit cent vingt ailleurs.").quote == {"price": 820}
+    assert reading("Otra tienda me lo deja en ochocientos veinte.").quote == {"price": 820}
+    assert reading("Woanders bekomme ich es für achthundertzwanzig.").quote == {"price": 820}
+    assert reading("Je paie un euro de plus, pas davantage.") is None  # a small number is no price
     assert read_as("hurry", NO_HINTS, PartyView.of(sc, "seller", []).situation()).hurry
 
 

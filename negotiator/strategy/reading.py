@@ -451,22 +451,34 @@ concessions, and a stated priority changes nothing the opponent model does not a
 _PERCENT = re.compile(r"(?<![\d.])(?P<pct>\d{1,2}(?:[.,]\d)?)\s?(?:%|percent\b|per\s?cent\b)", _FLAGS)
 
 
+# Digits written against Chinese, Japanese or Korean text have no word boundary before them
+# ("报价650。"): a space there lets the number pattern see them.
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uff01-\uff60"
+_GLUED = re.compile(f"(?<=[{_CJK}])(?=[$€£¥]?\\d)|(?<=\\d)(?=[{_CJK}])")
+# The languages whose number words text2num reads ("six cent cinquante", "seiscientos cincuenta"),
+# English first: each is tried on the message as written, never one on another's output.
+NUMBER_WORD_LANGUAGES = ("en", "fr", "es", "de", "pt", "it", "nl")
+
+
 def named_price(text: str, price: NumericIssue, offered: Sequence[float], asked: float | None) -> float | None:
     """The price ``text`` names besides the terms it offers (``offered``: their numbers): a number
-    in the listing's price range (digits, ``k``, English number words), or a percentage below
-    ``asked`` (the price it answers). What a model that reads a quote in the words has read."""
+    in the listing's price range (digits, also against CJK text; ``k``; number words in the
+    languages text2num reads), or a percentage below ``asked`` (the price it answers). What a
+    model that reads a quote in the words has read."""
     from text_to_num import alpha2digit
 
     m = _PERCENT.search(text)
     if m and asked is not None:
         return float(price.snap(asked * (1 - float(m.group("pct").replace(",", ".")) / 100)))
-    for m in _NUMBER.finditer(alpha2digit(text, "en")):
-        value = _number(m)
-        if value is None or not (price.low * 0.5 <= value <= price.high * 2):
-            continue
-        if any(abs(value - o) < 1e-6 for o in offered):
-            continue
-        return float(price.snap(min(max(value, price.low), price.high)))
+    text = _GLUED.sub(" ", text)
+    for language in NUMBER_WORD_LANGUAGES:
+        for m in _NUMBER.finditer(alpha2digit(text, language)):
+            value = _number(m)
+            if value is None or not (price.low * 0.5 <= value <= price.high * 2):
+                continue
+            if any(abs(value - o) < 1e-6 for o in offered):
+                continue
+            return float(price.snap(min(max(value, price.low), price.high)))
     return None
 
 
