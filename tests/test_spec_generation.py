@@ -37,6 +37,7 @@ def test_usable_settings_pass_the_check():
         ("local/gemma-3-270m?seeds=3", "unknown setting 'seeds' (did you mean seed?)"),
         ("local/gemma-3-270m-reader?temperature=0&temperature=1", "gives temperature more than once"),
         ("rule/boulware?e=0.2&e=0.3", "gives e more than once"),
+        ("scripted/boulware?latncy=0.1", "unknown parameters for scripted/boulware: latncy; known: latency"),
         ("local/gemma-3-270m-raeder", "no such prepared model or folder (did you mean local/gemma-3-270m-reader?)"),
     ],
 )

@@ -380,8 +380,18 @@ class _Ungrounded:
         return json.dumps(answer)
 
 
+# A scripted model's own settings, and the sampling settings a real model's spec takes (the
+# agent sends them with each request; a script ignores them).
+SCRIPTED_KEYS = ("latency", "seed", "e", "p", "mode", "move", "say", "temperature", "max_tokens", "top_p", "top_k")
+
+
 def named_scripted_model(name: str, params: dict[str, str], spec: str) -> ScriptedModel:
-    """Build ``scripted/<name>`` with its parameters."""
+    """Build ``scripted/<name>`` with its parameters (a typo is refused, as for ``local/``)."""
+    unknown = sorted(set(params) - set(SCRIPTED_KEYS))
+    if unknown:
+        raise UsageError(
+            f"unknown parameters for scripted/{name}: {', '.join(unknown)}; known: {', '.join(SCRIPTED_KEYS)}"
+        )
     try:
         latency = float(params.get("latency", 0.0))
         seed = int(params.get("seed", 0))
