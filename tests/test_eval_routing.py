@@ -182,3 +182,13 @@ def test_generation_settings_on_a_rule_seller_are_noted_and_a_limit_that_limits_
     assert "--temperature set the seller's model; rule/boulware calls no model" in r.stdout
     assert "the limit on openai limits nothing in this run" in r.stdout
     assert json.loads((tmp_path / "run" / "config.json").read_text())["temperature"] == 0.0
+
+
+def test_a_scripted_seller_s_flags_are_in_its_name_as_well(tmp_path):
+    r = cli("eval", "--seller", "scripted/boulware", "--buyer", "rule/linear", "--limit", "1", "--temperature", "0.2",
+            "--out", str(tmp_path / "run"), "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    named = "scripted/boulware?temperature=0.2"
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["seller"] == named
+    episode = json.loads((tmp_path / "run" / "episodes.jsonl").read_text().splitlines()[0])
+    assert episode["seller"]["spec"] == named

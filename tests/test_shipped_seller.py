@@ -193,3 +193,6 @@ def test_a_strategy_argument_is_in_the_name_the_episodes_record():
         == "scripted/boulware?strategy=linear"
     )
     assert SellerAgent(strategy="boulware", spec="my-seller").spec == "my-seller"  # a name given wins
+    # sampling arguments too: a seller sampled at 0.7 is not the greedy default under another name
+    assert SellerAgent(temperature=0).spec == default  # the spec's own, given again
+    assert SellerAgent("scripted/boulware", max_tokens=64).spec == "scripted/boulware?max_tokens=64"

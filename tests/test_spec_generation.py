@@ -17,6 +17,8 @@ from negotiator.models.resolve import resolve_model
         "openai/gpt-4o-mini?top_p=2",
         "openai/gpt-4o-mini?top_k=-3",
         "openai/gpt-4o-mini?temperature=warm",
+        "local/gemma-3-270m?seed=abc",
+        "openai/gpt-4o-mini?seed=1.5",
     ],
 )
 def test_a_spec_with_an_unusable_sampling_setting_is_refused_with_the_range(spec):

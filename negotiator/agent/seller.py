@@ -109,20 +109,22 @@ def split_spec(model: str | ChatModel, *, trained: bool = True) -> tuple[str | C
     return (f"{base}?{urlencode(rest)}" if rest else base), ours
 
 
-def _recorded(model: str, strategy: Strategy | str | None | EllipsisType) -> str:
-    """The name episodes record for ``SellerAgent(model, strategy=...)``: the spec, with a strategy
-    given as an argument written into it, so that two sellers that play differently never share a
-    name (a ``Strategy`` object by its name, menu and words). A spec's own strategy wins, as in play."""
-    if isinstance(strategy, EllipsisType) or "strategy" in parse_spec(model).params:
-        return model
-    if strategy is None:
-        given = {"strategy": "none"}
-    elif isinstance(strategy, Strategy):
-        given = {"strategy": strategy.name, "menu": strategy.menu, "words": strategy.words}
-    else:
-        given = strategy_settings(strategy)
+def _recorded(model: str, strategy: Strategy | str | None | EllipsisType, generation: dict) -> str:
+    """The name episodes record for ``SellerAgent(model, strategy=..., temperature=...)``: the spec,
+    with what the arguments set written into it, so that two sellers that play or sample differently
+    never share a name (a ``Strategy`` object by its name, menu and words). A spec's own strategy
+    wins, as in play."""
     own = parse_spec(model).params
-    return with_params(model, {k: v for k, v in given.items() if k not in own})
+    given: dict[str, object] = {k: v for k, v in generation.items() if v is not None}
+    if not (isinstance(strategy, EllipsisType) or "strategy" in own):
+        if strategy is None:
+            given["strategy"] = "none"
+        elif isinstance(strategy, Strategy):
+            given.update(strategy=strategy.name, menu=strategy.menu, words=strategy.words)
+        else:
+            given.update(strategy_settings(strategy))
+    given = {k: v for k, v in given.items() if k not in own}
+    return with_params(model, given) if given else model
 
 
 class SellerAgent(LLMParty):
@@ -164,7 +166,7 @@ class SellerAgent(LLMParty):
         wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
         if spec is None and isinstance(model, str):
-            spec = _recorded(model, strategy)
+            spec = _recorded(model, strategy, {"temperature": temperature, "max_tokens": max_tokens})
         # A strategy named in the spec wins; then the ``strategy`` argument; then the strategy a
         # trained model (the default included) trained with; then the default strategy.
         model, params = split_spec(model, trained=isinstance(strategy, EllipsisType))

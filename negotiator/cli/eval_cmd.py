@@ -392,8 +392,8 @@ def eval_command(
         {"temperature": temperature, "max_tokens": max_tokens}, lambda key, v: f"--{key.replace('_', '-')} {v}:"
     )
     generation = {k: v for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None}
-    if generation and parse_spec(seller).kind in ("litellm", "local"):
-        # Written into the seller's spec, so the arm's name, its folder and every episode say what it
+    if generation and parse_spec(seller).kind in ("litellm", "local", "scripted"):
+        # Written into the seller's spec, so the arm's name, its folder, config.json and every episode say what it
         # sampled at (before, `--temperature 2` on the default ran at 2 under the name temperature=0).
         seller, generation = with_params(seller, generation), {}
     st = get_suite(suite)

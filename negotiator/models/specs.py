@@ -134,6 +134,7 @@ _RANGES = {
     "top_p": ("a number above 0 and at most 1", lambda v: 0 < v <= 1),
     "top_k": ("a whole number 0 or above (0 = no cut)", lambda v: v >= 0 and float(v).is_integer()),
     "max_tokens": ("a number of tokens, at least 1", lambda v: v >= 1 and float(v).is_integer()),
+    "seed": ("a whole number", lambda v: float(v).is_integer()),
 }
 
 
