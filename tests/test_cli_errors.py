@@ -7,7 +7,9 @@ ones are never lost.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -161,6 +163,25 @@ def test_report_reads_a_damaged_log_and_says_which_lines_it_skipped(finished_run
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert summary["arms"][0]["summary"]["overall"]["n"] == 2  # the two valid negotiations
     assert (run / "episodes.jsonl").read_bytes() == before  # a reader changes nothing
+
+
+@pytest.mark.parametrize(("field", "value"), [("seller_score", "NaN"), ("cost_usd", "Infinity")])
+def test_a_log_line_with_a_non_finite_metric_is_damaged_not_averaged(finished_run, tmp_path, field, value):
+    """Before, a hand-edited nan score made the arm's mean nan, and an infinite cost printed as 0.0000."""
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    head, _, metrics = lines[0].partition('"metrics":')
+    metrics, n = re.subn(rf'"{field}":[^,}}]+', f'"{field}":{value}', metrics, count=1)
+    assert n == 1
+    lines[0] = f'{head}"metrics":{metrics}'
+    (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    r = cli("report", str(run), "--out", str(tmp_path / "report"))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert f"metrics.{field}: Input should be a finite number" in said(r)
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    assert summary["arms"][0]["summary"]["overall"]["n"] == len(lines) - 1
+    assert math.isfinite(summary["arms"][0]["summary"]["overall"]["seller_score"])
 
 
 def test_eval_sets_damaged_lines_aside_and_plays_those_negotiations_again(finished_run, tmp_path):

@@ -407,3 +407,21 @@ def test_property_the_http_service_answers_4xx_never_5xx_and_holds_the_limits(
             state = r.json()
     event(f"status {state['status']}")
     _assert_within(listing, effective, state["transcript"], state["agreement"])
+
+
+def test_a_price_map_s_non_finite_cost_is_no_cost_not_a_lost_episode(monkeypatch):
+    """Episode metrics take finite numbers only, so a nan or inf from LiteLLM's price map must not reach
+    them (the episode could not be built); it reads as an unknown price, as an exception there does."""
+    from types import SimpleNamespace
+
+    from negotiator.models import litellm_model
+
+    message = SimpleNamespace(content='{"action": "accept"}', tool_calls=None)
+    resp = SimpleNamespace(
+        choices=[SimpleNamespace(message=message)], usage=SimpleNamespace(prompt_tokens=3, completion_tokens=2)
+    )
+    for cost in (math.nan, math.inf, 0.25):
+        fake = SimpleNamespace(completion_cost=lambda completion_response, c=cost: c)
+        monkeypatch.setattr(litellm_model, "litellm_module", lambda fake=fake: fake)
+        got = litellm_model._to_response(resp).cost_usd
+        assert got == (0.25 if cost == 0.25 else 0.0)

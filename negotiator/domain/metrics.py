@@ -209,7 +209,7 @@ def _pareto_distance(front, p: tuple[float, float]) -> float:
 class OutcomeMetrics(BaseModel):
     """How a negotiation ended, scored for both sides."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a log line with a nan score is damaged
 
     deal: bool
     seller_score: float

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import math
 import os
 from typing import Any
 
@@ -165,6 +166,8 @@ def _to_response(resp: Any) -> ModelResponse:
         cost = float(litellm_module().completion_cost(completion_response=resp) or 0.0)
     except Exception:
         cost = 0.0  # unknown price (local and self-hosted models): free as far as we know
+    if not math.isfinite(cost):
+        cost = 0.0  # a price map's nan or inf is no price: the episode's metrics take finite numbers only
     return ModelResponse(
         text=msg.content,
         tool_calls=calls,

@@ -40,6 +40,8 @@ class Outcome(BaseModel):
 class ProcessMetrics(BaseModel):
     """How the negotiation went, beyond its outcome: validity, guard, cost."""
 
+    model_config = ConfigDict(allow_inf_nan=False)
+
     seller_turns: int = 0
     invalid_actions: int = 0  # unusable seller answers, counted over all attempts
     invalid_rate: float = 0.0  # invalid answers / seller model answers
@@ -56,7 +58,7 @@ class ProcessMetrics(BaseModel):
 
 
 class EpisodeMetrics(OutcomeMetrics, ProcessMetrics):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ErrorInfo(BaseModel):
