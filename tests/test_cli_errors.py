@@ -321,3 +321,8 @@ def test_a_non_finite_eval_timeout_is_a_usage_error(value, tmp_path):
     r = cli("eval", "--seller", "rule/boulware", "--limit", "1", "--timeout", value, "--out", str(tmp_path / "run"))
     usage_error(r, "--timeout must be a positive number of seconds")
     assert not (tmp_path / "run").exists()
+
+
+def test_report_refuses_a_negative_seed_without_a_traceback(finished_run, tmp_path):
+    r = cli("report", str(finished_run), "--seed", "-1", "--out", str(tmp_path / "report"))
+    assert r.returncode == 2 and "--seed" in r.stderr and "Traceback" not in r.stderr, r.stderr

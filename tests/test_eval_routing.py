@@ -126,7 +126,9 @@ def test_temperature_and_max_tokens_reach_the_seller_s_model_and_the_run_s_confi
         assert r.returncode == 0, r.stderr
         assert {(q.get("temperature"), q.get("max_tokens")) for q in srv.requests} == {(0.3, 64)}
         config = json.loads((out / "config.json").read_text())
-        assert (config["temperature"], config["max_tokens"]) == (0.3, 64)
+        # written into the seller's spec, recorded there only: the spec and the flags are one arm
+        assert config["seller"] == "hosted_vllm/m?strategy=none&temperature=0.3&max_tokens=64"
+        assert (config["temperature"], config["max_tokens"]) == (None, None)
         # what a run measures: a resume at another temperature is refused, naming it
         r = cli("eval", "--resume", str(out), "--temperature", "0.9")
         assert r.returncode == 2 and "--temperature 0.9 differs from the run" in r.stderr

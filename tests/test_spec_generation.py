@@ -17,7 +17,6 @@ from negotiator.models.resolve import resolve_model
         "openai/gpt-4o-mini?top_p=2",
         "openai/gpt-4o-mini?top_k=-3",
         "openai/gpt-4o-mini?temperature=warm",
-        "local/gemma-3-270m?seed=abc",
         "openai/gpt-4o-mini?seed=1.5",
     ],
 )
@@ -36,10 +35,12 @@ def test_usable_settings_pass_the_check():
     ("spec", "says"),
     [
         ("local/gemma-3-270m-reader?temprature=0", "unknown setting 'temprature' (did you mean temperature?)"),
-        ("local/gemma-3-270m?seeds=3", "unknown setting 'seeds' (did you mean seed?)"),
+        ("local/gemma-3-270m?top-p=0.9", "unknown setting 'top-p' (did you mean top_p?)"),
         ("local/gemma-3-270m-reader?temperature=0&temperature=1", "gives temperature more than once"),
         ("rule/boulware?e=0.2&e=0.3", "gives e more than once"),
         ("scripted/boulware?latncy=0.1", "unknown parameters for scripted/boulware: latncy; known: latency"),
+        ("scripted/boulware?temperature=nan", "temperature=nan is not usable; give a number 0 or above"),
+        ("local/gemma-3-270m?seed=7", "each turn is seeded from the run's --seed or SellerAgent(seed=...)"),
         ("local/gemma-3-270m-raeder", "no such prepared model or folder (did you mean local/gemma-3-270m-reader?)"),
     ],
 )

@@ -395,7 +395,10 @@ def eval_command(
     if generation and parse_spec(seller).kind in ("litellm", "local", "scripted"):
         # Written into the seller's spec, so the arm's name, its folder, config.json and every episode say what it
         # sampled at (before, `--temperature 2` on the default ran at 2 under the name temperature=0).
+        # The spec then holds them: config.json records them there only, so the same settings given
+        # in the spec or as flags are one arm, not two (one of them labelled "temperature default").
         seller, generation = with_params(seller, generation), {}
+        temperature = max_tokens = None
     st = get_suite(suite)
     buyers = list(dict.fromkeys(buyer or st.buyers))
     shard_of = _parse_shard(shard)

@@ -28,7 +28,7 @@ def report_command(
             "else report/ in the folder that holds them all."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the sign-flip and bootstrap resampling.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the sign-flip and bootstrap resampling (0 or more).")] = 0,
 ) -> None:
     """Compare seller arms on identical negotiations: tables, summary.json, plots and report.html.
 

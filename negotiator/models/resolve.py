@@ -17,6 +17,7 @@ def resolve_model(
         return spec
     s = parse_spec(spec)
     if s.kind == "scripted":
+        _checked(s.params, spec)  # a script samples nothing, but its spec's settings are the same bad input
         return named_scripted_model(s.name, s.params, s.raw)
     if s.kind == "local":
         if base_url:

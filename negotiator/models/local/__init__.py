@@ -20,7 +20,7 @@ from .servers import LocalServer, check_extra, local_servers, resolve_target, ru
 # What a local/ spec's settings may name: the server's sampling settings and ?grammar=. A seller's
 # strategy settings (?menu=, ?leeway=, ...) are taken off before the model is built; any other
 # key is a typo that would otherwise change nothing without a word (?temprature=0 sampling at 1).
-MODEL_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "seed", "grammar")
+MODEL_KEYS = ("temperature", "top_p", "top_k", "max_tokens", "grammar")
 
 # A batch of 16 long prompts takes tens of seconds on 2 cores; queued requests wait for it.
 REQUEST_TIMEOUT_S = 600.0
@@ -89,7 +89,9 @@ def _check_keys(spec: str, params: dict) -> None:
 
     key = unknown[0]
     near = get_close_matches(key, [*MODEL_KEYS, *STRATEGY_KEYS], n=1)
-    if key in STRATEGY_KEYS:
+    if key == "seed":  # each turn's seed comes from the party's (eval's --seed, SellerAgent(seed=...))
+        hint = "seed is not a model setting here: each turn is seeded from the run's --seed or SellerAgent(seed=...)"
+    elif key in STRATEGY_KEYS:
         hint = f"{key} is a seller's strategy setting; a buyer's model takes none"
     else:
         hint = f"unknown setting {key!r}" + (f" (did you mean {near[0]}?)" if near else "")
