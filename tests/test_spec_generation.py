@@ -107,3 +107,21 @@ def test_eval_refuses_a_bad_seller_setting_before_any_model_starts(tmp_path):
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert "starting the local model" not in r.stdout + r.stderr
         assert "strategies:" not in r.stderr  # the strategy's name was right: no list of strategies
+
+
+@pytest.mark.parametrize(
+    ("strategy", "says"),
+    [
+        ("boulware?leeway=abc", "strategy boulware: leeway='abc' is not a number"),
+        ("responsive?lead=nan", "strategy responsive: lead='nan' is not a finite number"),
+        ("boulware?candidates=2.5", "strategy boulware: candidates='2.5' is not a whole number"),
+        ("boulware?aspiration=x", "strategy boulware: aspiration='x' is not a number"),
+    ],
+)
+def test_a_strategy_setting_that_is_not_a_number_is_named(strategy, says):
+    """Before: "could not convert string to float: 'abc'", without the setting's name."""
+    from negotiator.agent.seller import SellerAgent
+
+    with pytest.raises(UsageError) as e:
+        SellerAgent("scripted/boulware", strategy=strategy)
+    assert str(e.value) == says

@@ -470,31 +470,31 @@ class Strategy:
         walking away unless ``walk_away`` says otherwise), ``words`` (model/strategy)."""
         p = dict(params or {})
         try:
-            aspiration = _opt_float(p.pop("aspiration", None))
+            aspiration = _opt_float(p, "aspiration")
             learner = "frequency"
-            acceptance = Acceptance(at_deadline=name != "hardliner", combi_after=_opt_float(p.pop("combi", None)))
+            acceptance = Acceptance(at_deadline=name != "hardliner", combi_after=_opt_float(p, "combi"))
             if name in ("boulware", "linear", "conceder"):
-                e = float(p.pop("e", {"boulware": BOULWARE_E, "linear": LINEAR_E, "conceder": CONCEDER_E}[name]))
+                e = _num(p, "e", {"boulware": BOULWARE_E, "linear": LINEAR_E, "conceder": CONCEDER_E}[name])
                 schedule: Schedule = TimeDependent(e, aspiration)
             elif name == "tit_for_tat":
                 schedule = TitForTat(aspiration=aspiration)
             elif name == "hardliner":
-                schedule = Hardliner(float(p.pop("level", 0.9)))
+                schedule = Hardliner(_num(p, "level", 0.9))
             elif name == "holdout":  # its ideal, every move; on its last move, whatever beats walking away
                 schedule = Hardliner(1.0, name="holdout")
                 acceptance = replace(acceptance, at_last_own_move=True)
             elif name == "micro":
-                schedule = MiCRO(_opt_float(p.pop("step", None)))
+                schedule = MiCRO(_opt_float(p, "step"))
             elif name == "responsive":
                 d = Responsive()
                 schedule = Responsive(
-                    exponent=float(p.pop("e", d.exponent)),
+                    exponent=_num(p, "e", d.exponent),
                     aspiration=aspiration,
-                    lead=float(p.pop("lead", d.lead)),
-                    reciprocity=float(p.pop("rho", d.reciprocity)),
-                    big_step=float(p.pop("big_step", d.big_step)),
-                    hurry_deadline=float(p.pop("hurry", d.hurry_deadline)),
-                    slack=float(p.pop("slack", d.slack)),
+                    lead=_num(p, "lead", d.lead),
+                    reciprocity=_num(p, "rho", d.reciprocity),
+                    big_step=_num(p, "big_step", d.big_step),
+                    hurry_deadline=_num(p, "hurry", d.hurry_deadline),
+                    slack=_num(p, "slack", d.slack),
                 )
                 learner = "choice"
             else:
@@ -510,10 +510,10 @@ class Strategy:
                 schedule=schedule,
                 opponent_model=_flag(opponent),
                 acceptance=acceptance,
-                candidates=int(p.pop("candidates", cls.candidates)),
-                window=float(p.pop("window", cls.window)),
-                similarity=float(p.pop("similarity", cls.similarity)),
-                leeway=float(p.pop("leeway", cls.leeway)),
+                candidates=_num(p, "candidates", cls.candidates, int),
+                window=_num(p, "window", cls.window),
+                similarity=_num(p, "similarity", cls.similarity),
+                leeway=_num(p, "leeway", cls.leeway),
                 own_terms=_flag(p.pop("own_terms", False)),
                 walk_away=_flag(p.pop("walk_away", menu != "offers")),
                 learner=learner,
@@ -537,13 +537,26 @@ MENUS = ("offers", "moves", "readings")
 WORDS = ("model", "strategy")
 
 
-def _opt_float(v) -> float | None:
-    if v is None or v == "":
+def _num(p: dict, key: str, default, cast=float):
+    """Setting ``key`` of ``p`` (popped) as a finite number, or a ValueError that names it."""
+    if key not in p:
+        return default
+    raw = p.pop(key)
+    try:
+        value = cast(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"{key}={raw!r} is not a {'whole number' if cast is int else 'number'}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{key}={raw!r} is not a finite number")
+    return value
+
+
+def _opt_float(p: dict, key: str) -> float | None:
+    """Setting ``key`` of ``p`` (popped) as a finite number, or None when unset or empty."""
+    if p.get(key, "") in ("", None):
+        p.pop(key, None)
         return None
-    x = float(v)
-    if not math.isfinite(x):
-        raise ValueError(f"{v!r} is not a finite number")
-    return x
+    return _num(p, key, None)
 
 
 def _flag(v) -> bool:
