@@ -39,7 +39,7 @@ from .actions import Accept, MakeOffer
 from .domain.generator import GENERATOR_VERSIONS, generate
 from .domain.scenario import Listing
 from .errors import ProtocolError, ProviderError, RemoteRefused, UsageError
-from .models.specs import parse_spec
+from .models.specs import parse_spec, refuse_unknown
 from .party import AnyAction, Party, PartyView, TurnRecord
 from .sessions import BuyerMove, SessionState
 
@@ -57,9 +57,7 @@ def check_remote_spec(spec: str, role: str) -> None:
             f"{spec} is a seller served elsewhere: evaluate it with `negotiator eval --buyer {spec} --buyer-model "
             "MODEL` (the buyer agents reach it over the protocol)"
         )
-    unknown = [k for k in s.params if k not in _PARAMS]
-    if unknown:
-        raise UsageError(f"unknown parameters for {s.kind}+ specs: {', '.join(unknown)}; known: {', '.join(_PARAMS)}")
+    refuse_unknown(f"{s.kind}+ specs", s.params, _PARAMS)
     if not re.match(r"^https?://[^/?#\s]+", s.name):
         raise UsageError(f"{spec}: write {s.kind}+http://HOST:PORT{'/mcp' if s.kind == 'mcp' else ''}")
     try:

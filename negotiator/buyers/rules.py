@@ -40,6 +40,7 @@ from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.issues import Offer, terms_in_words
 from ..domain.scenario import Role, other
 from ..errors import UsageError
+from ..models.specs import refuse_unknown
 from ..party import AnyAction, PartyView, TurnRecord
 from ..strategy import Strategy
 from .talk import TALKERS, Talker
@@ -101,13 +102,7 @@ class RuleParty:
             seed = int(p.pop("seed", seed))
         except ValueError as e:
             raise UsageError(f"bad parameter for rule/{strategy}: {e}") from None
-        known = _PARAMS[strategy]
-        unknown = [k for k in p if k not in known]
-        if unknown:
-            raise UsageError(
-                f"unknown parameters for rule/{strategy}: {', '.join(unknown)}; known: "
-                f"{', '.join(['patience', 'noise', 'seed', *known])}"
-            )
+        refuse_unknown(f"rule/{strategy}", p, ["patience", "noise", "seed", *_PARAMS[strategy]])
         self.talker = Talker(strategy) if strategy in TALKERS else None  # a talking buyer plays a classical tactic
         name, exponent = self.talker.tactic if self.talker else (strategy, _DEFAULT_E.get(strategy))
         settings: dict[str, Any] = {"e": exponent} if exponent is not None else {}

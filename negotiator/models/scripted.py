@@ -36,6 +36,7 @@ from ..domain.issues import DiscreteIssue
 from ..errors import ProviderError, ScriptError, ScriptExhausted, UsageError
 from ..strategy import OutcomeIndex, target_utility
 from .base import ModelRequest, ModelResponse, ToolCall
+from .specs import refuse_unknown
 
 Answer = str | ModelResponse | BaseException
 Script = Callable[[ModelRequest], Answer | Awaitable[Answer]]
@@ -387,11 +388,7 @@ SCRIPTED_KEYS = ("latency", "seed", "e", "p", "mode", "move", "say", "temperatur
 
 def named_scripted_model(name: str, params: dict[str, str], spec: str) -> ScriptedModel:
     """Build ``scripted/<name>`` with its parameters (a typo is refused, as for ``local/``)."""
-    unknown = sorted(set(params) - set(SCRIPTED_KEYS))
-    if unknown:
-        raise UsageError(
-            f"unknown parameters for scripted/{name}: {', '.join(unknown)}; known: {', '.join(SCRIPTED_KEYS)}"
-        )
+    refuse_unknown(f"scripted/{name}", sorted(params), SCRIPTED_KEYS)
     try:
         latency = float(params.get("latency", 0.0))
         seed = int(params.get("seed", 0))

@@ -99,6 +99,14 @@ def parse_spec(spec: str) -> Spec:
     return Spec(s, "litellm", base, params)
 
 
+def refuse_unknown(what: str, given, known) -> None:
+    """A UsageError naming the settings of ``given`` that ``what`` (``rule/boulware``, ``mcp+ specs``)
+    does not take, with the ones it does."""
+    unknown = [k for k in given if k not in known]
+    if unknown:
+        raise UsageError(f"unknown parameters for {what}: {', '.join(unknown)}; known: {', '.join(known)}")
+
+
 def with_params(spec: str, params: Mapping[str, object]) -> str:
     """``spec`` with ``params`` set (replacing its own values of those keys, the rest kept in order):
     ``with_params("local/m?temperature=0", {"temperature": 2})`` is ``local/m?temperature=2``."""
