@@ -4,6 +4,7 @@ benchmark (benchmarks/replicas.py) start their processes with this one class."""
 from __future__ import annotations
 
 import os
+import re
 
 
 class ServiceProcess:
@@ -20,11 +21,7 @@ class ServiceProcess:
         args: tuple[str, ...] = (),
         store: str | None = None,
     ):
-        import socket
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = 0  # the first start takes any free port (serve prints it); restarts keep it
         self.workdir, self.seller, self.key, self.extra_env, self.log_level = (
             workdir,
             seller,
@@ -34,9 +31,12 @@ class ServiceProcess:
         )
         self.args = list(args)
         self.store = store or str(workdir / "negotiations.sqlite")  # a file path or a postgresql:// URL
-        self.base_url = f"http://127.0.0.1:{self.port}"
         self.proc = None
         self.starts = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def headers(self) -> dict:
@@ -71,7 +71,7 @@ class ServiceProcess:
         else:
             cmd.append("--no-auth")
         self.starts += 1
-        self.log = self.workdir / f"service-{self.port}-{self.starts}.log"  # replicas share a workdir
+        self.log = self.workdir / f"service-{id(self)}-{self.starts}.log"  # replicas share a workdir
         with open(self.log, "w") as out:
             self.proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=self.workdir)
         deadline = time.monotonic() + 60
@@ -80,6 +80,12 @@ class ServiceProcess:
                 raise RuntimeError(
                     f"negotiator serve exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}"
                 )
+            if not self.port:
+                found = re.search(r"listening on http://127\.0\.0\.1:(\d+)", self.log.read_text())
+                if found is None:
+                    time.sleep(0.1)
+                    continue
+                self.port = int(found.group(1))
             try:
                 if httpx.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
                     return self

@@ -337,6 +337,8 @@ def test_serve_names_its_seller_and_starts_its_local_model_before_the_first_shop
     assert "--instructions change nothing for this seller" in r.stderr
     assert "local model tiny-random-gemma ready in" in r.stderr  # started before the port was bound
     assert r.stderr.index("ready in") < r.stderr.index("address already in use")
+    assert r.returncode == 2 and "choose another --port (0 picks a free one)" in r.stderr
+    assert "Traceback" not in r.stderr
     assert _servers_of(home) - before == set()  # ... and stopped with the service
 
 

@@ -105,7 +105,9 @@ def serve_command(
     host: Annotated[
         str, typer.Option(help="Address to listen on. 0.0.0.0 exposes the service to the network.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8000,
+    port: Annotated[
+        int, typer.Option(help="Port to listen on; 0 picks a free one (the start-up line names it).", min=0, max=65535)
+    ] = 8000,
     seller: Annotated[
         str, typer.Option(help="Seller spec: local/gemma-3-270m, hosted_vllm/MODEL, openai/gpt-4o-mini ...")
     ] = DEFAULT_SELLER,
@@ -261,10 +263,12 @@ def serve_command(
         )
     # A local model starts now, not on the first shopper's move (about 15 s on 2 cores).
     with local_servers([seller], say=err_console.print):
-        uvicorn.run(
+        sock = listen(host, port)
+        err_console.print(f"listening on {address(sock)}", highlight=False)
+        config = uvicorn.Config(
             application,
             host=host,
-            port=port,
+            port=sock.getsockname()[1],
             log_level=log_level,
             proxy_headers=False,
             server_header=False,
@@ -272,3 +276,24 @@ def serve_command(
             timeout_keep_alive=keep_alive_timeout,  # type: ignore[arg-type]  # uvicorn takes int, uses it as seconds
             limit_concurrency=max_connections,
         )
+        uvicorn.Server(config).run(sockets=[sock])
+
+
+def listen(host: str, port: int):
+    """The service's listening socket, bound here so that a taken port is a clear error and
+    ``--port 0`` (any free port) can be told to the user before the first request."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as e:
+        raise UsageError(
+            f"cannot listen on {host}:{port}: {(e.strerror or str(e)).lower()}; choose another --port (0 picks a free one) "
+            "or stop what holds it"
+        ) from None
+
+
+def address(sock) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
