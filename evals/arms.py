@@ -52,6 +52,8 @@ def load_arms(run_dirs: list[str | Path]) -> list[Arm]:
     groups: dict[tuple, Arm] = {}
     for d in run_dirs:
         path = Path(d)
+        if not path.exists():
+            raise UsageError(f"{path} does not exist: pass the --out folder of a `negotiator eval` run")
         if not (path / "episodes.jsonl").exists():
             raise UsageError(f"no episodes.jsonl in {path}: pass the --out folder of a `negotiator eval` run")
         config = read_config(path)

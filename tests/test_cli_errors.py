@@ -91,6 +91,8 @@ def test_report_refuses_a_file_and_an_out_that_is_a_file(tmp_path, a_file):
     assert cli("eval", *RULES, "--limit", "2", "--out", str(run), "--quiet").returncode == 0
     usage_error(cli("report", str(a_file)), f"{a_file} is a file; pass run folders")
     usage_error(cli("report", str(run), "--out", str(a_file)), f"--out {a_file} is a file, not a folder")
+    missing = tmp_path / "nosuch"  # a typo: it said "no episodes.jsonl in nosuch", as if the folder were there
+    usage_error(cli("report", str(missing)), f"{missing} does not exist: pass the --out folder")
 
 
 # --- a damaged config.json ------------------------------------------------------------

@@ -80,7 +80,7 @@ def test_full_heldout_offline_and_report_compares_two_runs(tmp_path):
         (("eval", "--timeout", "0"), "--timeout must be a positive"),
         (("eval", "--buyer", "rule/persona?e=1"), "takes no parameters"),
         (("eval", "--resume", "/nonexistent/run"), "no config.json"),
-        (("report", "/nonexistent/run"), "no episodes.jsonl"),
+        (("report", "/nonexistent/run"), "does not exist"),
     ],
 )
 def test_bad_input_is_a_usage_error(args, message):
