@@ -12,6 +12,7 @@ import pytest
 from negotiator import SellerAgent
 from negotiator.actions import MakeOffer
 from negotiator.agent.seller import split_spec
+from negotiator.errors import UsageError
 from negotiator.llm.graph import RetryPolicy
 from negotiator.models.local import resolve_target, stop_all
 from negotiator.models.local.prepare import models_dir, prepare, sha256_file
@@ -196,3 +197,31 @@ def test_a_strategy_argument_is_in_the_name_the_episodes_record():
     # sampling arguments too: a seller sampled at 0.7 is not the greedy default under another name
     assert SellerAgent(temperature=0).spec == default  # the spec's own, given again
     assert SellerAgent("scripted/boulware", max_tokens=64).spec == "scripted/boulware?max_tokens=64"
+
+
+def test_a_strategy_object_is_named_by_every_setting_it_was_given():
+    """Two Strategy objects that differ only in leeway (or aspiration, window ...) were recorded as
+    one name (name, menu, words), so their episodes paired and pooled as one arm."""
+    from negotiator.strategy import Strategy, TimeDependent
+    from negotiator.strategy.schedule import TitForTat
+
+    base = "scripted/boulware?strategy=boulware&menu=offers&words=model"
+    assert SellerAgent("scripted/boulware", strategy=Strategy()).spec == base  # names recorded before stay
+    tuned = Strategy(schedule=TimeDependent(0.3, aspiration=0.9), leeway=0.03, window=0.1)
+    named = SellerAgent("scripted/boulware", strategy=tuned).spec
+    assert named == f"{base}&exponent=0.3&aspiration=0.9&window=0.1&leeway=0.03"
+    assert SellerAgent(named).strategy == tuned  # the name plays the same seller
+    for strategy in (
+        Strategy.named("responsive", {"lead": "0.5", "combi": "0.9", "menu": "moves", "words": "strategy"}),
+        Strategy.named("micro", {"step": "0.05"}),
+        Strategy.named("hardliner", {"level": "0.8", "opponent": "off"}),
+        Strategy.named("holdout"),
+    ):
+        assert SellerAgent(SellerAgent("scripted/boulware", strategy=strategy).spec).strategy == strategy
+    # one built in code beyond what a spec says: a fingerprint, stable, and a clear refusal to replay
+    custom = SellerAgent("scripted/boulware", strategy=Strategy(schedule=TitForTat(min_step=0.05))).spec
+    assert custom.startswith("scripted/boulware?strategy=tit_for_tat&menu=offers&words=model&custom=")
+    assert custom == SellerAgent("scripted/boulware", strategy=Strategy(schedule=TitForTat(min_step=0.05))).spec
+    assert custom != SellerAgent("scripted/boulware", strategy=Strategy(schedule=TitForTat(min_step=0.06))).spec
+    with pytest.raises(UsageError, match="pass the object itself"):
+        SellerAgent(custom)

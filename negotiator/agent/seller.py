@@ -24,6 +24,7 @@ A spec string can carry the strategy and its business settings:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable, Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING
@@ -62,6 +63,12 @@ def seller_strategy(strategy: Strategy | str | None, params: dict | None = None)
             raise UsageError(f"strategy=none (the pure LLM policy) takes no strategy settings, got {sorted(params)}")
         return None
     settings = dict(params or {})
+    if "custom" in settings:
+        raise UsageError(
+            f"custom={settings['custom']} names a Strategy object built in code (a schedule or acceptance "
+            "beyond what a spec can write), recorded by a fingerprint: a spec cannot rebuild it; pass the "
+            "object itself, SellerAgent(model, strategy=...)"
+        )
     if "exponent" in settings:
         settings["e"] = settings.pop("exponent")
     try:
@@ -109,10 +116,20 @@ def split_spec(model: str | ChatModel, *, trained: bool = True) -> tuple[str | C
     return (f"{base}?{urlencode(rest)}" if rest else base), ours
 
 
+def _written(strategy: Strategy) -> dict[str, str]:
+    """A ``Strategy`` object's settings as a spec writes them; one built in code beyond what a
+    spec can say is named by its menu, words and a fingerprint of its fields (``custom=``)."""
+    settings = strategy.settings()
+    if settings is not None:
+        return {("exponent" if k == "e" else k): v for k, v in settings.items()}  # a seller spec's word for e
+    digest = hashlib.sha256(repr(strategy).encode()).hexdigest()[:10]
+    return {"menu": strategy.menu, "words": strategy.words, "custom": digest}
+
+
 def _recorded(model: str, strategy: Strategy | str | None | EllipsisType, generation: dict) -> str:
     """The name episodes record for ``SellerAgent(model, strategy=..., temperature=...)``: the spec,
     with what the arguments set written into it, so that two sellers that play or sample differently
-    never share a name (a ``Strategy`` object by its name, menu and words). A spec's own strategy
+    never share a name (a ``Strategy`` object by every setting it was given). A spec's own strategy
     wins, as in play."""
     own = parse_spec(model).params
     given: dict[str, object] = {k: v for k, v in generation.items() if v is not None}
@@ -120,7 +137,7 @@ def _recorded(model: str, strategy: Strategy | str | None | EllipsisType, genera
         if strategy is None:
             given["strategy"] = "none"
         elif isinstance(strategy, Strategy):
-            given.update(strategy=strategy.name, menu=strategy.menu, words=strategy.words)
+            given.update(strategy=strategy.name, **_written(strategy))
         else:
             given.update(strategy_settings(strategy))
     given = {k: v for k, v in given.items() if k not in own}

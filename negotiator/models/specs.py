@@ -59,6 +59,12 @@ STRATEGY_KEYS = (
     "opponent",
     "menu",  # what the model chooses among: offers of equal worth, or the priced moves
     "words",  # who writes the message: the model, or the strategy's own sentence (the model decides only)
+    "window",  # bidding and acceptance, as a Strategy object sets them (docs/strategy.md)
+    "similarity",
+    "combi",
+    "level",  # the hardliner's
+    "step",  # MiCRO's
+    "custom",  # a recorded name's fingerprint of a Strategy object no spec can write (refused as a setting)
 )
 
 

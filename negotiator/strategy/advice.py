@@ -530,6 +530,55 @@ class Strategy:
     def with_(self, **changes) -> Strategy:
         return replace(self, **changes)
 
+    def settings(self) -> dict[str, str] | None:
+        """The spec settings that rebuild this strategy with :meth:`named` (its menu and words
+        always, every other setting where it differs from the name's own), or None when no
+        settings do (a schedule or acceptance built in code beyond what a spec can say)."""
+        sched, full = self.schedule, {"menu": self.menu, "words": self.words}
+        fields = {
+            TimeDependent: {"e": "exponent", "aspiration": "aspiration"},
+            TitForTat: {"aspiration": "aspiration"},
+            Hardliner: {"level": "level"},
+            MiCRO: {"step": "step"},
+            Responsive: {
+                "e": "exponent",
+                "aspiration": "aspiration",
+                "lead": "lead",
+                "rho": "reciprocity",
+                "big_step": "big_step",
+                "hurry": "hurry_deadline",
+                "slack": "slack",
+            },  # fmt: skip
+        }.get(type(sched), {})
+        if self.name == "holdout":  # a hardliner at its ideal: the name says it all
+            fields = {}
+        rest = {k: getattr(sched, f) for k, f in fields.items()}
+        rest.update(
+            combi=self.acceptance.combi_after,
+            opponent=self.learner if self.opponent_model else "off",
+            reader=self.reader or "none",
+            candidates=self.candidates,
+            window=self.window,
+            similarity=self.similarity,
+            leeway=self.leeway,
+            own_terms=self.own_terms,
+            walk_away=self.walk_away,
+        )
+        for key, value in rest.items():
+            if isinstance(value, bool):
+                value = "on" if value else "off"
+            full[key] = "" if value is None else value if isinstance(value, str) else repr(value)
+        try:
+            if Strategy.named(self.name, full) != self:
+                return None
+        except ValueError:
+            return None
+        for key in rest:  # keep only what the name does not set by itself
+            fewer = {k: v for k, v in full.items() if k != key}
+            if Strategy.named(self.name, fewer) == self:
+                full = fewer
+        return full
+
 
 STRATEGY_NAMES = ("boulware", "linear", "conceder", "tit_for_tat", "hardliner", "responsive", "micro", "holdout")
 LEARNERS = ("frequency", "choice")
