@@ -34,6 +34,8 @@ class Arm:
     config: dict
     runs: list[Path]
     episodes: list[Episode] = field(default_factory=list)
+    repeats: dict[tuple[Path, Path], int] = field(default_factory=dict)
+    """(later run, earlier run): negotiations the later run logged again, counted once from the earlier."""
 
     @property
     def suite(self) -> str:
@@ -68,12 +70,15 @@ def load_arms(run_dirs: list[str | Path]) -> list[Arm]:
         arm.runs.append(path)
     arms = list(groups.values())
     for arm in arms:
-        seen: set[str] = set()
+        seen: dict[str, Path] = {}
         for run in arm.runs:
             for ep in iter_episodes(run / "episodes.jsonl"):
-                if ep.episode_id not in seen:
-                    seen.add(ep.episode_id)
+                first = seen.get(ep.episode_id)
+                if first is None:
+                    seen[ep.episode_id] = run
                     arm.episodes.append(ep)
+                elif first != run:  # another folder of the arm played it too: not a shard, a repeat
+                    arm.repeats[(run, first)] = arm.repeats.get((run, first), 0) + 1
     _name_arms(arms)
     return arms
 
@@ -102,6 +107,37 @@ def _said(value) -> str:
     return "+".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
+def same_seller(a: str, b: str) -> bool:
+    """Whether two seller specs name one seller: the same spec, the same settings written two ways
+    (``?temperature=0.7`` and ``?temperature=0.70``), or a rule tactic with its own defaults spelled out
+    (``rule/boulware`` and ``rule/boulware?e=0.2``)."""
+    from negotiator.buyers.rules import RuleParty
+    from negotiator.models.specs import coerce_param, parse_spec
+
+    if a == b:
+        return True
+    try:
+        x, y = parse_spec(a), parse_spec(b)
+        if (x.kind, x.name) != (y.kind, y.name):
+            return False
+        if x.kind != "rule":
+            settings = [{k: coerce_param(v) for k, v in s.params.items()} for s in (x, y)]
+            return settings[0] == settings[1]
+        p, q = (RuleParty(s.name, "seller", params=s.params, seed=-1) for s in (x, y))
+    except UsageError:  # a spec this version cannot build: only the same text is the same seller
+        return False
+    return (p.tactic, p.strategy, p.patience, p.noise, p.seed) == (q.tactic, q.strategy, q.patience, q.noise, q.seed)
+
+
+def _plays_alike(a: Arm, b: Arm) -> bool:
+    """The same seller under the same generation settings (a rule seller has none: it ignores them)."""
+    if not same_seller(a.seller, b.seller):
+        return False
+    return a.seller.startswith("rule/") or all(
+        a.config.get(k) == b.config.get(k) for k in ("temperature", "max_tokens")
+    )
+
+
 def expected_size(arm: Arm) -> int | None:
     """How many negotiations the arm's run asked for (all shards together), if known."""
     from .suites import SUITES
@@ -124,6 +160,14 @@ def compare(a: Arm, b: Arm, *, seed: int = 0) -> dict:
     if not common:
         out["note"] = "no negotiation in common: compare runs of the same suite, buyers and seed"
         return out
+    if _plays_alike(a, b):
+        out["note"] = f"{b.name} and {a.name} are one seller" + (
+            f" ({a.seller}): B - A compares it with itself, and is 0 on every negotiation both played"
+            if a.seller == b.seller and a.seller.startswith("rule/")
+            else (" written two ways" if a.seller != b.seller else "")
+            + ": B - A compares it with itself, and a difference is chance alone (a rule seller's random draws "
+            "follow its spec as written; a model's, its sampling)"
+        )
     pairs = [(ea[k], eb[k]) for k in common]
     out["overall"] = _paired(pairs, a.name, b.name, seed)
     per: dict[str, list] = defaultdict(list)
@@ -216,6 +260,12 @@ def arm_warnings(arm: Arm) -> list[str]:
         out.append(
             f"{arm.name}: {len(arm.episodes)} of {size} negotiations present; run the missing shards "
             "(or rerun into the same folder to resume) before drawing conclusions"
+        )
+    for (run, first), n in arm.repeats.items():
+        out.append(
+            f"{arm.name}: {run} repeats {n} negotiation{'s' if n > 1 else ''} of {first}, a run of the same arm "
+            "(seller, suite, buyers, seed and generation settings); each is counted once, from "
+            f"{first}: runs of one arm merge (as its shards and a resumed run do), so it is not compared with itself"
         )
     errors = sum(1 for e in arm.episodes if e.outcome.ended_by == "error")
     if errors:

@@ -29,6 +29,8 @@ def build_report(arms: list[Arm], *, seed: int = 0) -> dict:
         warnings.append(
             f"the arms ran different suites ({', '.join(suites)}): only negotiations they share are compared"
         )
+    comparisons = [compare(a, b, seed=seed) for a, b in itertools.combinations(arms, 2)]
+    warnings += [c["note"] for c in comparisons if c["n"] and c.get("note")]  # one seller compared with itself
     return {
         "schema": REPORT_SCHEMA,
         "negotiator_version": package_version(),
@@ -46,7 +48,7 @@ def build_report(arms: list[Arm], *, seed: int = 0) -> dict:
             }
             for a in arms
         ],
-        "comparisons": [compare(a, b, seed=seed) for a, b in itertools.combinations(arms, 2)],
+        "comparisons": comparisons,
         "warnings": warnings,
     }
 

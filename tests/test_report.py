@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from evals.arms import family_warnings, load_arms, training_pool
+from evals.arms import family_warnings, load_arms, same_seller, training_pool
 from evals.report import build_report, write_report
 from evals.runner import RunOptions, plan, run_jobs, write_config
 from evals.suites import get_suite
@@ -78,6 +78,59 @@ async def test_identical_play_is_no_detectable_difference(tmp_path):
     (c,) = build_report(load_arms([a, b]))["comparisons"]
     assert c["n"] == 24 and c["overall"]["mean"] == 0 and c["overall"]["verdict"] == "no detectable difference"
     assert c["overall"]["p_value"] == 1.0
+
+
+async def test_one_seller_written_two_ways_is_not_compared_with_itself_silently(tmp_path):
+    """User audit: rule/boulware and rule/boulware?e=0.20 (its own default, written out) are one seller, but a
+    rule seller's random draws follow its spec as written, so on the quick suite the report said "rule/boulware
+    better" at p = 0.031, with no word that the two arms were one seller. Now it says so."""
+    a = await run_arm(tmp_path / "a", "rule/boulware")
+    b = await run_arm(tmp_path / "b", "rule/boulware?e=0.20")
+    c = await run_arm(tmp_path / "c", "rule/boulware?e=0.3")  # another seller: no warning
+    report = build_report(load_arms([a, b, c]))
+    one = [w for w in report["warnings"] if "one seller" in w]
+    assert one == [
+        "rule/boulware?e=0.20 and rule/boulware are one seller written two ways: B - A compares it with itself, and a "
+        "difference is chance alone (a rule seller's random draws follow its spec as written; a model's, its sampling)"
+    ]
+    assert [x["n"] for x in report["comparisons"]] == [24, 24, 24]  # still compared, as asked
+
+
+def test_same_seller_reads_specs_by_what_they_play():
+    assert same_seller("rule/boulware", "rule/boulware?e=0.2")  # its own default, written out
+    assert same_seller("rule/boulware?e=0.2", "rule/boulware?e=0.20")
+    assert same_seller("openai/gpt-4o-mini?temperature=0.7", "openai/gpt-4o-mini?temperature=0.70")
+    assert not same_seller("rule/boulware", "rule/boulware?e=0.3") and not same_seller("rule/boulware", "rule/linear")
+    assert not same_seller("rule/boulware", "rule/boulware?seed=3")
+    assert not same_seller("openai/gpt-4o-mini?temperature=0.7", "openai/gpt-4o-mini")
+
+
+async def test_two_runs_of_one_arm_merge_and_the_report_says_so(tmp_path):
+    """User audit: `negotiator report runs/boulware runs/boulware-again` (the same command twice, two folders)
+    printed one arm and no comparison, and no word of why: the second run's 24 negotiations were dropped as
+    repeats. Now a warning names the repeat; shards (disjoint) and a folder named twice stay silent."""
+    a = await run_arm(tmp_path / "once", "rule/boulware")
+    b = await run_arm(tmp_path / "again", "rule/boulware")
+    (arm,) = load_arms([a, b, a])
+    assert len(arm.episodes) == 24 and arm.repeats == {(b, a): 24}
+    report = build_report([arm])
+    assert report["comparisons"] == []
+    (w,) = report["warnings"]
+    assert w.startswith(f"rule/boulware: {b} repeats 24 negotiations of {a}, a run of the same arm")
+    s0 = await run_arm(tmp_path / "s0", "rule/boulware", shard=(0, 2))
+    s1 = await run_arm(tmp_path / "s1", "rule/boulware", shard=(1, 2))
+    assert build_report(load_arms([s0, s1]))["warnings"] == []
+
+
+async def test_the_same_rule_seller_against_overlapping_buyers_is_flagged(tmp_path):
+    """A rule seller run twice with a setting it ignores (--temperature) or with another buyer list: the arms
+    share negotiations and play them identically; the difference, 0, is the seller against itself."""
+    a = await run_arm(tmp_path / "a", "rule/boulware", buyers=["rule/conceder"])
+    b = await run_arm(tmp_path / "b", "rule/boulware", buyers=["rule/linear", "rule/conceder"])
+    report = build_report(load_arms([a, b]))
+    (c,) = report["comparisons"]
+    assert c["n"] == 6 and c["overall"]["mean"] == 0
+    assert any("are one seller (rule/boulware): B - A compares it with itself" in w for w in report["warnings"])
 
 
 async def test_every_verdict_follows_its_ci_and_its_p_value_on_real_runs(tmp_path):
