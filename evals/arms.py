@@ -158,7 +158,12 @@ def compare(a: Arm, b: Arm, *, seed: int = 0) -> dict:
     common = sorted(set(ea) & set(eb))
     out = {"a": a.name, "b": b.name, "n": len(common)}
     if not common:
-        out["note"] = "no negotiation in common: compare runs of the same suite, buyers and seed"
+        played = {negotiation_key(e) for e in a.episodes} & {negotiation_key(e) for e in b.episodes}
+        out["note"] = (
+            f"all {len(played)} negotiations both played ended in an error in one arm or both: nothing to compare"
+            if played
+            else "no negotiation in common: compare runs of the same suite, buyers and seed"
+        )
         return out
     if _plays_alike(a, b):
         out["note"] = f"{b.name} and {a.name} are one seller" + (

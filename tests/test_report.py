@@ -133,6 +133,27 @@ async def test_the_same_rule_seller_against_overlapping_buyers_is_flagged(tmp_pa
     assert any("are one seller (rule/boulware): B - A compares it with itself" in w for w in report["warnings"])
 
 
+async def test_arms_whose_shared_negotiations_all_failed_are_not_called_disjoint(tmp_path):
+    """User audit: an arm whose every episode ended in a provider error, against a run of the same suite,
+    buyers and seed, read "no negotiation in common: compare runs of the same suite, buyers and seed", which
+    they were. Now the note says the shared negotiations ended in errors."""
+    a = await run_arm(tmp_path / "a", "rule/boulware")
+    b = await run_arm(tmp_path / "b", "rule/conceder")
+    log = b / "episodes.jsonl"
+    failed = []
+    for line in log.read_text().splitlines():
+        ep = json.loads(line)
+        ep["outcome"] = {"deal": False, "terms": None, "ended_by": "error", "ended_by_party": None}
+        ep["error"] = {"type": "APIConnectionError", "message": "down", "party": "seller", "transient": True}
+        failed.append(json.dumps(ep))
+    log.write_text("\n".join(failed) + "\n")
+    report = build_report(load_arms([a, b]))
+    (c,) = report["comparisons"]
+    assert c["n"] == 0
+    assert c["note"] == "all 24 negotiations both played ended in an error in one arm or both: nothing to compare"
+    assert "rule/conceder: 24 episodes ended in an error and are left out of the scores" in report["warnings"]
+
+
 async def test_every_verdict_follows_its_ci_and_its_p_value_on_real_runs(tmp_path):
     """Issue 30 on real quick runs: on main 8aea479, rule/hardliner - rule/linear printed "rule/linear better"
     with CI [-0.433, -0.088] at p = 0.0625 (and per buyer at p = 0.125), because the CI came from a cluster
