@@ -167,6 +167,27 @@ def test_report_reads_a_damaged_log_and_says_which_lines_it_skipped(finished_run
     assert (run / "episodes.jsonl").read_bytes() == before  # a reader changes nothing
 
 
+def test_a_run_with_no_finished_negotiation_under_a_folder_is_left_out(finished_run, tmp_path):
+    """User audit: `negotiator report runs` with one run killed during its first write (its log a torn line,
+    nothing readable) beside finished ones failed outright, 'no readable negotiations in the run of
+    rule/conceder', though cli.md says such a run is left out, and it had already made runs/report/.
+    Now that run is left out with a note; named on its own it is refused, by its folder."""
+    runs = tmp_path / "runs"
+    shutil.copytree(finished_run, runs / "done")
+    killed = runs / "killed"
+    killed.mkdir()
+    config = json.loads((finished_run / "config.json").read_text())
+    (killed / "config.json").write_text(json.dumps({**config, "seller": "rule/conceder"}))
+    (killed / "episodes.jsonl").write_bytes((finished_run / "episodes.jsonl").read_bytes()[:150])  # torn
+    r = cli("report", str(runs))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+    assert f"note: left out {killed}: no negotiation has finished there yet" in said(r)
+    summary = json.loads((runs / "report" / "summary.json").read_text())
+    assert [a["seller"] for a in summary["arms"]] == ["rule/boulware"]
+    usage_error(cli("report", str(killed), "--out", str(tmp_path / "r2")), f"no readable negotiations in {killed}")
+    assert not (tmp_path / "r2").exists()  # refused before any folder is made
+
+
 @pytest.mark.parametrize(("field", "value"), [("seller_score", "NaN"), ("cost_usd", "Infinity")])
 def test_a_log_line_with_a_non_finite_metric_is_damaged_not_averaged(finished_run, tmp_path, field, value):
     """Before, a hand-edited nan score made the arm's mean nan, and an infinite cost printed as 0.0000."""

@@ -40,7 +40,7 @@ def report_command(
     """
     from evals.arms import load_arms
     from evals.report import build_report, plots_available, print_report, write_report
-    from evals.runs import find_runs, report_folder, runs_root
+    from evals.runs import find_runs, is_run, report_folder, runs_root
 
     if not run_dirs:
         run_dirs = [runs_root()]
@@ -51,12 +51,19 @@ def report_command(
             )
     runs: list[str | Path] = [*find_runs(run_dirs)]
     arms = load_arms(runs)
+    named = {p.resolve() for p in run_dirs if is_run(p)}
+    for arm in [a for a in arms if not a.episodes]:
+        if any(r.resolve() in named for r in arm.runs):
+            raise UsageError(
+                f"no readable negotiations in {', '.join(map(str, arm.runs))} ({arm.seller}); run `negotiator eval` "
+                "into it first"
+            )
+        # found under a folder given: a run with no negotiation finished yet is left out, as one with no log
+        console.print(f"note: left out {', '.join(map(str, arm.runs))}: no negotiation has finished there yet")
+        arms.remove(arm)
+    if not arms:
+        raise UsageError(f"no negotiation has finished yet in the runs under {', '.join(map(str, run_dirs))}")
     out_dir = output_folder(out or report_folder(run_dirs))
-    empty = [a.name for a in arms if not a.episodes]
-    if empty:
-        raise UsageError(
-            f"no readable negotiations in the run of {', '.join(empty)}; run `negotiator eval` into it first"
-        )
     report = build_report(arms, seed=seed)
     print_report(report, console)
     files = write_report(report, out_dir, arms)
