@@ -155,7 +155,7 @@ def render_html(report: dict, plots: dict[str, Path], transcripts: dict | None =
                         escape(buyer),
                         str(d["n"]),
                         escape(fmt_diff(d)),
-                        fmt_p(d["p_value"]),
+                        escape(fmt_p(d["p_value"])),
                         f'<span class="{cls}">{escape(d["verdict"])}</span>',
                     ]
                 )

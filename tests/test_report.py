@@ -266,3 +266,17 @@ def test_load_arms_refuses_a_folder_without_episodes(tmp_path):
         load_arms([tmp_path])
     with pytest.raises(UsageError, match="at least one run folder"):
         load_arms([])
+
+
+async def test_a_p_value_below_a_thousandth_is_escaped_in_the_page(tmp_path):
+    """report.html wrote '<0.001' into the page unescaped (an HTML validator flags it)."""
+    from evals.html import render_html
+
+    a = await run_arm(tmp_path / "boulware", "rule/boulware")
+    b = await run_arm(tmp_path / "conceder", "rule/conceder")
+    report = build_report(load_arms([a, b]))
+    for c in report["comparisons"]:
+        for d in [c["overall"], *c["by_buyer"].values()]:
+            d["p_value"] = 0.0001  # what a full held-out comparison prints (quick's smallest exact p is 1/32)
+    page = render_html(report, {})
+    assert "&lt;0.001" in page and "<0.001" not in page
