@@ -281,7 +281,7 @@ def test_a_log_of_another_schema_version_is_refused_not_set_aside(finished_run, 
                 "--teacher-margin",
                 "nan",
             ],
-            "teacher_margin Input should be a finite number",
+            "--teacher-margin nan: should be a finite number",
         ),
         (
             ["train", "--out", "x", "--strategy", "responsive?candidates=3", "--imitate", "2", "--teacher", "reader"],

@@ -62,6 +62,25 @@ def test_a_strategy_that_leaves_the_model_no_move_is_refused_against_rule_buyers
         resolve("cpu", out=tmp_path, strategy="boulware?candidate=3")
 
 
+def test_a_bad_option_is_named_by_its_flag_not_by_pydantic(tmp_path):
+    """It said: bad training option: 1 validation error for TrainConfig steps Input should be greater than or
+    equal to 0 [type=greater_than_equal, input_value=-1, input_type=int] For further information visit https://..."""
+    import pytest
+
+    from negotiator.errors import UsageError
+
+    for given, message in [
+        ({"steps": -1}, "--steps -1: should be greater than or equal to 0"),
+        ({"num_generations": 1}, "--group-size 1: should be greater than or equal to 2"),
+        ({"lora_r": 0, "lora_alpha": 0}, "--lora-r 0: should be greater than or equal to 1"),  # alpha is 2 x r
+        ({"scale_rewards": "std"}, "--scale-rewards std: should be 'group', 'batch' or 'none'"),
+        ({"max_tokens": 0, "imitate": -5}, "--max-tokens 0: should be greater than or equal to 8; --imitate -5: "),
+    ]:
+        with pytest.raises(UsageError) as e:
+            resolve("cpu", out=tmp_path, **given)
+        assert str(e.value).startswith(message) and "pydantic" not in str(e.value) and "TrainConfig" not in str(e.value)
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from negotiator.errors import UsageError
 
@@ -262,6 +262,25 @@ def check_reporters(names: list[str]) -> None:
             )
 
 
+# The flag of a field whose name is not the flag's (the others: --field-name).
+_FLAGS = {"num_generations": "--group-size", "buyers": "--buyer", "personas": "--persona", "lora_alpha": "--lora-r"}
+
+
+def option_errors(e: ValidationError) -> str:
+    """What is wrong with the options, flag by flag: ``--steps -1: should be greater than or equal to 0``
+    (pydantic's own message named the field, its error type and a web page)."""
+    said = {}
+    for err in e.errors():
+        name = str(err["loc"][0]) if err["loc"] else ""
+        flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
+        if flag in said:  # --lora-r 0 also makes lora_alpha (2 x r) 0: one message
+            continue
+        value = err.get("input")
+        shown = "" if isinstance(value, dict) else f" {value}"
+        said[flag] = f"{flag}{shown}: {err['msg'].removeprefix('Input ').removeprefix('Value error, ')}"
+    return "; ".join(said.values())
+
+
 def rule_based(buyers: list[str] | None) -> bool:
     """Whether every training buyer is rule-based (None: the default pool, which is)."""
     return all(b.startswith("rule/") for b in buyers or [])
@@ -291,8 +310,8 @@ def resolve(profile: Profile, **given) -> TrainConfig:
         values["train_messages"] = not rule_based(values.get("buyers"))
     try:
         cfg = TrainConfig(profile=profile, **values)
-    except ValueError as e:  # pydantic's message names the field and the rule
-        raise UsageError(f"bad training option: {e}") from None
+    except ValidationError as e:
+        raise UsageError(option_errors(e)) from None
     cfg.check()
     return cfg
 
