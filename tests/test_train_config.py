@@ -81,6 +81,27 @@ def test_a_bad_option_is_named_by_its_flag_not_by_pydantic(tmp_path):
         assert str(e.value).startswith(message) and "pydantic" not in str(e.value) and "TrainConfig" not in str(e.value)
 
 
+def test_a_number_that_is_not_finite_or_a_seed_numpy_refuses_is_bad_input(tmp_path):
+    """--temperature inf, --max-minutes inf and --invalid-penalty inf trained; --seed -1 ended in numpy's traceback
+    (Seed must be between 0 and 2**32 - 1) after the model had loaded."""
+    import pytest
+
+    from negotiator.errors import UsageError
+
+    for given, message in [
+        ({"temperature": float("inf")}, "--temperature inf: should be a finite number"),
+        ({"max_minutes": float("inf")}, "--max-minutes inf: should be a finite number"),
+        ({"invalid_penalty": float("inf")}, "--invalid-penalty inf: should be a finite number"),
+        ({"temperature": float("nan")}, "--temperature nan: should be a finite number"),
+        ({"seed": -1}, "--seed -1: should be greater than or equal to 0"),
+        ({"seed": 2**32}, "--seed 4294967296: should be less than or equal to 4294967295"),
+    ]:
+        with pytest.raises(UsageError) as e:
+            resolve("cpu", out=tmp_path, **given)
+        assert str(e.value) == message
+    assert resolve("cpu", out=tmp_path, seed=2**32 - 1).seed == 2**32 - 1
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

@@ -100,7 +100,8 @@ RUN_KEY_DEFAULTS = {
 
 
 class TrainConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # nan and inf are refused for every number (--temperature inf, --max-minutes inf ... are bad input)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     out: Path
     base: str = EMBEDDED_BASE
@@ -143,7 +144,7 @@ class TrainConfig(BaseModel):
     teacher: Teacher = "strategy"
     # How much more another move must be worth, played out, than the strategy's own for the
     # lookahead teacher to make it (train.lookahead.MARGIN).
-    teacher_margin: float = Field(TEACHER_MARGIN, ge=0, le=1, allow_inf_nan=False)
+    teacher_margin: float = Field(TEACHER_MARGIN, ge=0, le=1)
     lora_r: int = Field(16, ge=1)
     lora_alpha: int = Field(32, ge=1)
     lora_layers: int | None = Field(None, ge=1, description="adapt only the top N decoder layers (None: all)")
@@ -152,7 +153,7 @@ class TrainConfig(BaseModel):
     personas: list[str] | None = None  # None: every training persona
     scenario_seeds: list[int] = Field(default_factory=list)
     from_episodes: Path | None = None
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**32 - 1)  # what numpy seeds with (TRL seeds it): -1 failed after the model loaded
     constrain: bool = True
     dtype: str = "bfloat16"
     save_steps: int = Field(5, ge=1)
