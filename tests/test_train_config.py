@@ -102,6 +102,34 @@ def test_a_number_that_is_not_finite_or_a_seed_numpy_refuses_is_bad_input(tmp_pa
     assert resolve("cpu", out=tmp_path, seed=2**32 - 1).seed == 2**32 - 1
 
 
+def test_more_steps_or_demonstrations_than_training_scenarios_are_refused_before_any_is_built(tmp_path):
+    """--steps 99999999999999 and --scenario-seeds 0-99999999999 ended in MemoryError's traceback (the seeds
+    were built before any check); --steps 600000 would have failed later, on scenario seeds the user never gave."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    from negotiator.errors import UsageError
+    from train.pool import parse_seed_range
+
+    with pytest.raises(UsageError, match=r"^--steps 600000: 600,000 steps of 2 prompts .* give at most 500,000 steps"):
+        resolve("cpu", out=tmp_path, steps=600000)
+    with pytest.raises(UsageError, match=r"^--imitate 5000000: .* give at most 1,000,000"):
+        resolve("cpu", out=tmp_path, imitate=5000000, strategy="responsive?menu=moves&words=strategy")
+    assert len(resolve("cpu", out=tmp_path, steps=500000).scenario_seeds) == 1_000_000  # the whole range fits
+    with pytest.raises(UsageError, match=r"scenario seeds \[99999999999\] are not training seeds"):
+        parse_seed_range("0-99999999999")
+    p = subprocess.run(
+        [sys.executable, "-m", "negotiator", "train", "--out", str(tmp_path / "x"), "--steps", "99999999999999"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "--steps 99999999999999: 99,999,999,999,999 steps of 2 prompts" in " ".join(p.stderr.split())
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

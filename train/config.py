@@ -21,6 +21,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from negotiator.domain.seeds import TRAIN_SEEDS
 from negotiator.errors import UsageError
 
 from .base_model import EMBEDDED_BASE
@@ -213,6 +214,18 @@ class TrainConfig(BaseModel):
                 f"--teacher {self.teacher} chooses among the strategy's priced moves: give --strategy "
                 "'responsive?menu=moves&words=strategy' (with --imitate N)"
             )
+        groups = max(1, self.steps) * self.prompts_per_step
+        if groups > len(TRAIN_SEEDS):  # each is a prompt of the training set, built before the first step
+            raise UsageError(
+                f"--steps {self.steps}: {self.steps:,} steps of {self.prompts_per_step} prompts are more negotiation "
+                f"groups than the {len(TRAIN_SEEDS):,} training scenarios; give at most "
+                f"{len(TRAIN_SEEDS) // self.prompts_per_step:,} steps"
+            )
+        if self.imitate > len(TRAIN_SEEDS):
+            raise UsageError(
+                f"--imitate {self.imitate}: more negotiations than the {len(TRAIN_SEEDS):,} training scenarios; give "
+                f"at most {len(TRAIN_SEEDS):,}"
+            )
         if self.steps == 0 and not self.imitate:
             raise UsageError("--steps 0 trains nothing: give GRPO steps, or --imitate N for the warm start alone")
         if self.teacher != "strategy" and not self.imitate:
@@ -300,7 +313,8 @@ def cpu_dtype() -> str:
 
 def resolve(profile: Profile, **given) -> TrainConfig:
     """A config for ``profile`` with the options the user gave (None: the profile's default;
-    0 for ``max_rounds`` or ``lora_layers``: no cap)."""
+    0 for ``max_rounds`` or ``lora_layers``: no cap; no ``scenario_seeds``: one per prompt, and
+    at least one per ``imitate`` negotiation, from 0)."""
     if profile not in PROFILES:
         raise UsageError(f"unknown profile {profile!r}; choose cpu or gpu")
     values = {**PROFILES[profile], **{k: v for k, v in given.items() if v is not None}}
@@ -314,6 +328,8 @@ def resolve(profile: Profile, **given) -> TrainConfig:
     except ValidationError as e:
         raise UsageError(option_errors(e)) from None
     cfg.check()
+    if not cfg.scenario_seeds:  # one scenario per prompt, and at least one per --imitate negotiation, from 0
+        cfg.scenario_seeds = list(range(max(max(1, cfg.steps) * cfg.prompts_per_step, cfg.imitate)))
     return cfg
 
 

@@ -149,25 +149,27 @@ class BuyerPool:
         }
 
 
-def parse_seed_range(text: str | None, count: int, start: int = 0) -> tuple[int, ...]:
+def parse_seed_range(text: str | None, count: int = 0, start: int = 0) -> tuple[int, ...]:
     """``A-B`` (inclusive) or ``A,B,C``; None gives ``count`` seeds from ``start``."""
     if text is None:
         return tuple(range(start, start + count))
     text = text.strip()
+    seeds: range | tuple[int, ...]
     try:
         if "-" in text and "," not in text:
             a, b = (int(x) for x in text.split("-", 1))
             if b < a:
                 raise ValueError
-            seeds = tuple(range(a, b + 1))
+            seeds = range(a, b + 1)
         else:
             seeds = tuple(int(x) for x in text.split(",") if x.strip())
     except ValueError:
         raise UsageError(f"--scenario-seeds {text!r}: write A-B (inclusive) or A,B,C with integers") from None
     if not seeds:
         raise UsageError("--scenario-seeds names no seed")
-    check_train_seeds(seeds)
-    return seeds
+    # A range by its ends, before it is built: 0-99999999999 ran out of memory (MemoryError's traceback)
+    check_train_seeds([seeds[0], seeds[-1]] if isinstance(seeds, range) else seeds)
+    return tuple(seeds)
 
 
 __all__ = ["BuyerPool", "DEFAULT_TACTICS", "TRAIN_PERSONAS", "TRAIN_SEEDS", "parse_seed_range"]

@@ -245,7 +245,6 @@ def train_command(
         )
     if from_episodes is not None and not from_episodes.is_file():
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
-    prompts = prompts_per_step or (8 if profile == "gpu" else 2)
     options = dict(
         base=base,
         steps=steps,
@@ -269,7 +268,7 @@ def train_command(
         buyers=buyer,
         buyer_base_url=buyer_base_url,
         personas=persona,
-        scenario_seeds=list(parse_seed_range(scenario_seeds, max(max(1, steps) * prompts, imitate))),
+        scenario_seeds=list(parse_seed_range(scenario_seeds)) if scenario_seeds is not None else None,
         from_episodes=from_episodes,
         seed=seed,
         constrain=constrain,
