@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 
 import pytest
 
@@ -283,6 +284,27 @@ def test_default_pool_meets_no_evaluation_buyer():
         BuyerPool(buyers=("rule/persona",), scenario_seeds=(0,))
     with pytest.raises(UsageError, match="unknown"):
         BuyerPool(buyers=("rule/nosuchtactic",), scenario_seeds=(0,))
+
+
+def test_every_training_buyer_is_checked_when_the_pool_is_made():
+    """scripted/nosuch, scripted/boulware?zz=1 and mcp+ specs were refused only at the first rollout, after the
+    model loaded and the run's folder recorded them (a corrected rerun was then refused: a different run);
+    --buyer-base-url reached the rule buyers too, which refused it at the first rollout."""
+    from train.pool import BuyerPool
+
+    for spec, message in [
+        ("scripted/nosuch", "unknown scripted model 'nosuch'"),
+        ("scripted/boulware?zz=1", "unknown parameters for scripted/boulware: zz"),
+        ("mcp+http://127.0.0.1:9/mcp", "a seller served elsewhere cannot be a training buyer"),
+        ("local/nosuchmodel", "local/nosuchmodel: no such prepared model or folder"),
+    ]:
+        with pytest.raises(UsageError, match=re.escape(message)):
+            BuyerPool(buyers=("rule/boulware?e=0.3", spec), scenario_seeds=(0,))
+    with pytest.raises(UsageError, match="every training buyer here is rule-based: add --buyer hosted_vllm/MODEL"):
+        BuyerPool(scenario_seeds=(0,), buyer_base_url="http://127.0.0.1:9")
+    mixed = BuyerPool(buyers=("rule/boulware?e=0.3", "hosted_vllm/m"), scenario_seeds=(0,), buyer_base_url="http://h:1")
+    assert mixed.base_url("rule/boulware?e=0.3") is None and mixed.base_url("hosted_vllm/m") == "http://h:1"
+    assert mixed.buyer("rule/boulware?e=0.3", "neutral", 0).spec == "rule/boulware?e=0.3"  # refused the URL before
 
 
 def test_logged_episodes_become_decision_points(tiny, tmp_path):

@@ -97,13 +97,26 @@ class BuyerPool:
             s = parse_spec(spec)
             if s.kind == "human":
                 raise UsageError("a human cannot be a training buyer")
+            if s.kind in ("mcp", "a2a"):
+                raise UsageError(
+                    f"--buyer {spec}: a seller served elsewhere cannot be a training buyer; train against rule/..., "
+                    "scripted/..., local/... or an LLM buyer (openai/..., hosted_vllm/... with --buyer-base-url)"
+                )
             if s.kind == "rule" and s.name == "persona":
                 raise UsageError(
                     "rule/persona plays the evaluation personas of the held-out suite; train against other buyers "
                     "(the default pool, or rule/<tactic>?<params>)"
                 )
-            if s.kind == "rule":
-                make_party(spec, "buyer")  # checks the tactic and its parameters now
+            # Every buyer is made once now, so a typo or an unknown parameter is refused before the model loads
+            # and before the run's folder is written (scripted/nosuch was refused only at the first rollout, and
+            # the folder then held a run with that buyer, which a corrected rerun was refused to resume).
+            make_party(spec, "buyer", base_url=self.base_url(spec))
+        if self.buyer_base_url and all(parse_spec(b).kind == "rule" for b in self.buyers):
+            raise UsageError(
+                f"--buyer-base-url {self.buyer_base_url} serves LLM training buyers, and every training buyer here is "
+                "rule-based: add --buyer hosted_vllm/MODEL (the model that server serves), or leave --buyer-base-url "
+                "out"
+            )
         unknown = [p for p in self.personas if p not in self.persona_table]
         if unknown:
             raise UsageError(
@@ -127,10 +140,14 @@ class BuyerPool:
         base = generate(seed, max_rounds=self.max_rounds)
         return persona_scenario(base, self.persona_table[persona])
 
+    def base_url(self, spec: str) -> str | None:
+        """The server of ``spec``: ``buyer_base_url`` for a model, none for a rule buyer (which calls no server)."""
+        return None if parse_spec(spec).kind == "rule" else self.buyer_base_url
+
     def buyer(self, spec: str, persona: str, seed: int) -> Party:
         """A fresh buyer for one negotiation (rule buyers are seeded; LLM buyers get the persona's style)."""
         p = self.persona_table[persona]
-        return make_party(spec, "buyer", seed=seed, base_url=self.buyer_base_url, instructions=p.style)
+        return make_party(spec, "buyer", seed=seed, base_url=self.base_url(spec), instructions=p.style)
 
     def draw(self, n: int, seed: int = 0) -> list[tuple[int, str, str]]:
         """``n`` (scenario seed, buyer spec, persona) triples: scenarios in order, buyers and personas at random."""
