@@ -130,6 +130,29 @@ def test_more_steps_or_demonstrations_than_training_scenarios_are_refused_before
     assert "--steps 99999999999999: 99,999,999,999,999 steps of 2 prompts" in " ".join(p.stderr.split())
 
 
+def test_a_training_buyer_whose_server_is_down_is_refused_before_the_model_loads(tmp_path):
+    """It played the whole first step, every negotiation ending in an error, then stopped with RuntimeError's
+    traceback; now it says so as `negotiator eval` does (exit 3) and records no run."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "run"
+    args = ["--buyer", "hosted_vllm/m", "--buyer-base-url", f"http://127.0.0.1:{port}", "--steps", "1"]
+    p = subprocess.run(
+        [sys.executable, "-m", "negotiator", "train", "--out", str(out), "--base", "local/tiny-random-gemma", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
+    assert f"training buyer cannot connect to http://127.0.0.1:{port} for hosted_vllm/m" in " ".join(p.stderr.split())
+    assert not (out / "config.json").exists()
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

@@ -48,6 +48,20 @@ def build_pool(cfg: TrainConfig) -> BuyerPool:
     )
 
 
+def preflight_buyers(pool: BuyerPool) -> None:
+    """Refuse, before the model loads, a training buyer that obviously cannot answer (its server down, its key
+    missing), as ``negotiator eval`` does: every negotiation of the first step ended in an error, and the run
+    stopped there with a traceback."""
+    from negotiator.errors import ProviderError, Unreachable
+    from negotiator.models.preflight import preflight
+
+    for spec in pool.buyers:
+        try:
+            preflight(spec, pool.base_url(spec))
+        except ProviderError as e:
+            raise Unreachable(f"training buyer {e}") from None
+
+
 def prepare_out(cfg: TrainConfig) -> dict | None:
     """Create ``OUT``; refuse a folder that holds a different run. Returns a finished run's manifest."""
     out = cfg.out
@@ -95,6 +109,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     # Everything that can be wrong with the input is checked before the folder is touched.
     cfg.check()
     pool = build_pool(cfg)
+    preflight_buyers(pool)
     n_prompts = max(1, cfg.steps) * cfg.prompts_per_step  # --steps 0 (the warm start alone) still builds a trainer
     tasks = (
         episode_tasks(cfg.from_episodes, pool, cfg.seed) if cfg.from_episodes else pool_tasks(pool, n_prompts, cfg.seed)
