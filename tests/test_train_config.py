@@ -153,6 +153,36 @@ def test_a_training_buyer_whose_server_is_down_is_refused_before_the_model_loads
     assert not (out / "config.json").exists()
 
 
+def test_a_sweeps_evaluation_is_checked_before_any_arm_trains(tmp_path, monkeypatch):
+    """--eval-suite nosuch and --eval-limit -1 were found out by `negotiator eval` after every arm had trained
+    (--eval-limit 0 evaluated the whole suite); without a sweep the two flags were silently ignored."""
+    from typer.testing import CliRunner
+
+    import train.run
+    import train.sweep
+    from negotiator.errors import UsageError
+
+    _register()
+    trained = []
+    monkeypatch.setattr(train.run, "train", lambda cfg, **kw: trained.append(cfg) or {})
+    monkeypatch.setattr(train.sweep, "train", lambda cfg, **kw: trained.append(cfg) or {})
+    monkeypatch.setattr(train.sweep, "_run", lambda cmd: None)
+    sweep = ["--lr", "1e-3,2e-3"]
+    for args, message in [
+        ([*sweep, "--eval-suite", "nosuch"], "unknown suite 'nosuch'; choose one of quick, heldout"),
+        ([*sweep, "--eval-limit", "-1"], "--eval-limit -1: must be at least 1"),
+        ([*sweep, "--eval-limit", "0"], "--eval-limit 0: must be at least 1"),
+        (["--eval-suite", "quick"], "--eval-suite and --eval-limit set how a learning-rate sweep (several --lr) is"),
+        (["--eval-limit", "5"], "evaluate one trained seller with negotiator eval --seller local/"),
+    ]:
+        r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "x"), *args])
+        assert isinstance(r.exception, UsageError) and message in str(r.exception), (args, r.output)
+    assert not trained
+    r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "x"), *sweep, "--eval-suite", "quick"])
+    assert r.exit_code == 0, r.output
+    assert len(trained) == 2
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

@@ -194,7 +194,9 @@ def train_command(
             help="Base URL of a `trl vllm-serve` server for --generation vllm-server (default: port 8000 on this host)."
         ),
     ] = None,
-    eval_suite: Annotated[str, typer.Option(help="Suite that evaluates a learning-rate sweep.")] = "heldout",
+    eval_suite: Annotated[
+        str | None, typer.Option(help="Suite that evaluates a learning-rate sweep [default: heldout].")
+    ] = None,
     eval_limit: Annotated[
         int | None, typer.Option(help="Negotiations per arm in a sweep's evaluation (default: the whole suite).")
     ] = None,
@@ -243,6 +245,17 @@ def train_command(
             "--push-to-hub pushes one trained seller: after the sweep, rerun the command of the arm you choose "
             "with --lr RATE --out OUT/lrRATE --push-to-hub"
         )
+    if len(lrs) == 1 and (eval_suite is not None or eval_limit is not None):
+        raise UsageError(
+            "--eval-suite and --eval-limit set how a learning-rate sweep (several --lr) is evaluated; evaluate one "
+            f"trained seller with negotiator eval --seller local/{out} --suite SUITE"
+        )
+    if len(lrs) > 1:  # refused now, not after every arm has trained
+        from evals.suites import get_suite
+
+        get_suite(eval_suite or "heldout")
+        if eval_limit is not None and eval_limit < 1:
+            raise UsageError(f"--eval-limit {eval_limit}: must be at least 1 (leave it out for the whole suite)")
     if from_episodes is not None and not from_episodes.is_file():
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
     options = dict(
@@ -306,7 +319,9 @@ def train_command(
     from train.sweep import SweepFailed, sweep
 
     try:
-        result = sweep(configs, out, eval_suite=eval_suite, eval_limit=eval_limit, console=console, progress=not quiet)
+        result = sweep(
+            configs, out, eval_suite=eval_suite or "heldout", eval_limit=eval_limit, console=console, progress=not quiet
+        )
     except SweepFailed as e:
         console.print(f"[bold red]sweep stopped:[/] {e}")
         raise typer.Exit(1) from None
