@@ -183,6 +183,30 @@ def test_a_sweeps_evaluation_is_checked_before_any_arm_trains(tmp_path, monkeypa
     assert len(trained) == 2
 
 
+def test_a_resumed_run_steps_over_damaged_lines_in_its_logs(tmp_path):
+    """A line of bytes that are not UTF-8 in OUT/episodes.jsonl, or a JSON value that is not an object in
+    OUT/metrics.jsonl, ended the rerun that resumes a killed run in a traceback (UnicodeDecodeError,
+    AttributeError: 'list' object has no attribute 'get'); such lines are left out as a torn last line was."""
+    import json
+
+    from train.outputs import read_metrics, rewind
+
+    rows = [{"step": n, "reward": 0.1 * n, "step_s": 1.0} for n in (1, 2, 3)]
+    (tmp_path / "metrics.jsonl").write_bytes(
+        b"".join(json.dumps(r).encode() + b"\n" for r in rows) + b'[1]\n"x"\n{"no": "step"}\n\xff\xfe\n{"step": 4, "rew'
+    )
+    episodes = [{"episode_id": f"e{n}", "labels": {"train_step": n}} for n in (1, 2, 3)]
+    (tmp_path / "episodes.jsonl").write_bytes(
+        b"".join(json.dumps(e).encode() + b"\n" for e in episodes)
+        + b'\xff\xfe\n[1]\n{"labels": [1]}\n{"labels": {"train_step": "x"}}\n{"episode_id": "torn'
+    )
+    assert read_metrics(tmp_path) == rows
+    rewind(tmp_path, 2)
+    assert read_metrics(tmp_path) == rows[:2]
+    kept = [json.loads(line) for line in (tmp_path / "episodes.jsonl").read_text().splitlines()]
+    assert [e["episode_id"] for e in kept] == ["e1", "e2"]
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

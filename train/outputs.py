@@ -32,17 +32,27 @@ def write_json(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def _records(path: Path) -> list[tuple[str, dict]]:
+    """The JSON objects of a JSONL log, with their lines; a line that is not one (a torn last line from a killed
+    run, bytes that are not UTF-8, a JSON value that is not an object) is left out. Such a line ended a resumed
+    run in UnicodeDecodeError's or AttributeError's traceback."""
+    kept = []
+    for raw in path.read_bytes().splitlines():
+        try:
+            line = raw.decode()
+            record = json.loads(line)
+        except ValueError:  # not UTF-8, not JSON
+            continue
+        if isinstance(record, dict):
+            kept.append((line, record))
+    return kept
+
+
 def read_metrics(out: Path) -> list[dict]:
     path = out / "metrics.jsonl"
     if not path.exists():
         return []
-    rows = []
-    for line in path.read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a torn last line from a killed run
-    return rows
+    return [r for _, r in _records(path) if isinstance(r.get("step"), int)]
 
 
 def append_metrics(out: Path, row: dict) -> None:
@@ -61,12 +71,10 @@ def rewind(out: Path, step: int) -> None:
     episodes = out / "episodes.jsonl"
     if episodes.exists():
         kept = []
-        for line in episodes.read_text().splitlines():
-            try:
-                labels = json.loads(line).get("labels", {})
-            except json.JSONDecodeError:
-                continue
-            if labels.get("train_step", 0) <= step:
+        for line, record in _records(episodes):
+            labels = record.get("labels", {})
+            done = labels.get("train_step", 0) if isinstance(labels, dict) else None
+            if isinstance(done, int) and done <= step:
                 kept.append(line + "\n")
         tmp = episodes.with_name(episodes.name + ".part")
         tmp.write_text("".join(kept))
