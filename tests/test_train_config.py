@@ -207,6 +207,19 @@ def test_a_resumed_run_steps_over_damaged_lines_in_its_logs(tmp_path):
     assert [e["episode_id"] for e in kept] == ["e1", "e2"]
 
 
+def test_two_rates_that_would_share_an_arms_folder_are_refused():
+    """--lr 1e-3,1.000001e-3 trained both arms into OUT/lr0.001: the second was refused as a different run there,
+    after the first had trained."""
+    import pytest
+
+    from negotiator.cli.train_cmd import _parse_lrs
+    from negotiator.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"0\.001 and 0\.001000001 would train into the same folder lr0\.001"):
+        _parse_lrs("1e-3,1.000001e-3")
+    assert _parse_lrs("1e-3,1.00001e-3") == [1e-3, 1.00001e-3]  # lr0.001 and lr0.00100001
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

@@ -22,6 +22,15 @@ def _parse_lrs(text: str) -> list[float]:
         raise UsageError(f"--lr {text!r}: learning rates must lie between 0 and 1")
     if len(set(lrs)) != len(lrs):
         raise UsageError(f"--lr {text!r}: a learning rate appears twice")
+    # Each arm's folder (OUT/lr0.0006 ...): 1e-3 and 1.000001e-3 both trained into lr0.001, and the second arm was
+    # refused there after the first had trained.
+    folders = [f"lr{x:g}" for x in lrs]
+    for i, name in enumerate(folders):
+        if name in folders[:i]:
+            raise UsageError(
+                f"--lr {text!r}: {lrs[folders.index(name)]:.7g} and {lrs[i]:.7g} would train into the same folder "
+                f"{name}; give rates that differ in their first six digits"
+            )
     return lrs
 
 
