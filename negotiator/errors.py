@@ -132,6 +132,11 @@ class SweepFailed(NegotiatorError):
     """Training: a step of a sweep exited non-zero; rerunning the same command resumes it."""
 
 
+class TrainingFailed(NegotiatorError):
+    """Training: a step had nothing to learn from (every negotiation of it ended in an error: a broken setup, not
+    bad luck); the run's checkpoints are kept, and rerunning the same command resumes it."""
+
+
 class PushFailed(NegotiatorError):
     """Training: the hub refused the trained adapter or could not be reached; the run's files are kept,
     and rerunning the same command pushes them again."""
@@ -169,6 +174,7 @@ __all__ = [
     "ScriptExhausted",
     "SweepFailed",
     "TraceError",
+    "TrainingFailed",
     "Unauthorised",
     "UnknownSession",
     "StoreUnreachable",

@@ -220,6 +220,26 @@ def test_two_rates_that_would_share_an_arms_folder_are_refused():
     assert _parse_lrs("1e-3,1.00001e-3") == [1e-3, 1.00001e-3]  # lr0.001 and lr0.00100001
 
 
+def test_a_step_whose_every_negotiation_failed_stops_the_run_in_one_line(tmp_path):
+    """A buyer that fails every call (here scripted/error; a server that went down mid-run alike) ended the run in
+    RuntimeError's traceback; now one line that says what failed and how to resume (exit 1)."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    args = ["--buyer", "scripted/error", "--steps", "1", "--scenario-seeds", "3-5", "--max-rounds", "3"]
+    p = subprocess.run(
+        [sys.executable, "-m", "negotiator", "train", "--out", str(out), "--base", "local/tiny-random-gemma", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = " ".join((p.stdout + p.stderr).split())
+    assert p.returncode == 1 and "Traceback" not in said, said
+    assert "training stopped: every negotiation of step 1 ended in an error, e.g. ProviderError: scripted" in said
+    assert f"Its checkpoints are kept in {out}: fix the cause and rerun the same command to resume" in said
+
+
 def test_a_sweep_evaluates_each_arm_as_the_seller_it_trained_as():
     from negotiator.agent.seller import SellerAgent, strategy_params
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
+from negotiator.errors import TrainingFailed
 from negotiator.models.local.decoding import Engine
 from negotiator.models.seeds import seed_of
 from negotiator.runtime import EpisodeLog, episode_id
@@ -168,7 +169,7 @@ class NegotiationRollouts:
                 self.log.append(r.episode)
         errors = [r.episode.error for r in rollouts if r.episode.error is not None]
         if len(errors) == len(rollouts):  # nothing to learn from: a broken setup, not bad luck
-            raise RuntimeError(
+            raise TrainingFailed(
                 f"every negotiation of step {step} ended in an error, e.g. {errors[0].type}: {errors[0].message}"
             )
         self.history.append(StepStats.of(step, rollouts, batcher, time.perf_counter() - t0))

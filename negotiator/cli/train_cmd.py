@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal, NoReturn, cast
 
 import typer
+from rich.markup import escape
 
-from ..errors import PushFailed, UsageError
+from ..errors import PushFailed, TrainingFailed, UsageError
 from .app import app, console, output_folder
 
 
@@ -323,6 +324,8 @@ def train_command(
                 "rerun the same command to push it (nothing is trained again)"
             )
             raise typer.Exit(1) from None
+        except TrainingFailed as e:
+            _stopped(e, configs[0].out)
         _summary(manifest, configs[0].out)
         return
     from train.sweep import SweepFailed, sweep
@@ -334,7 +337,18 @@ def train_command(
     except SweepFailed as e:
         console.print(f"[bold red]sweep stopped:[/] {e}")
         raise typer.Exit(1) from None
+    except TrainingFailed as e:
+        _stopped(e, out)
     console.print(f"comparison report: {result['report']}/report.html (summary.json beside it)")
+
+
+def _stopped(e: TrainingFailed, out: Path) -> NoReturn:
+    """A step with nothing to learn from (a broken buyer, a server gone): one line, not a traceback (exit 1)."""
+    console.print(
+        f"[bold red]training stopped:[/] {escape(str(e))}. Its checkpoints are kept in {out}: fix the cause and rerun "
+        "the same command to resume"
+    )
+    raise typer.Exit(1) from None
 
 
 def _summary(manifest: dict, out: Path) -> None:
