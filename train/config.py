@@ -181,6 +181,12 @@ class TrainConfig(BaseModel):
     def generation_batch(self) -> int:
         return self.num_generations * self.prompts_per_step
 
+    @property
+    def prompts(self) -> int:
+        """The negotiation groups the run plays, one training scenario each (--steps 0, the warm start
+        alone, still builds a trainer's one step)."""
+        return max(1, self.steps) * self.prompts_per_step
+
     def check(self) -> None:
         from negotiator.agent.seller import parse_strategy
 
@@ -214,8 +220,7 @@ class TrainConfig(BaseModel):
                 f"--teacher {self.teacher} chooses among the strategy's priced moves: give --strategy "
                 "'responsive?menu=moves&words=strategy' (with --imitate N)"
             )
-        groups = max(1, self.steps) * self.prompts_per_step
-        if groups > len(TRAIN_SEEDS):  # each is a prompt of the training set, built before the first step
+        if self.prompts > len(TRAIN_SEEDS):  # each is a prompt of the training set, built before the first step
             raise UsageError(
                 f"--steps {self.steps}: {self.steps:,} steps of {self.prompts_per_step} prompts are more negotiation "
                 f"groups than the {len(TRAIN_SEEDS):,} training scenarios; give at most "
@@ -329,7 +334,7 @@ def resolve(profile: Profile, **given) -> TrainConfig:
         raise UsageError(option_errors(e)) from None
     cfg.check()
     if not cfg.scenario_seeds:  # one scenario per prompt, and at least one per --imitate negotiation, from 0
-        cfg.scenario_seeds = list(range(max(max(1, cfg.steps) * cfg.prompts_per_step, cfg.imitate)))
+        cfg.scenario_seeds = list(range(max(cfg.prompts, cfg.imitate)))
     return cfg
 
 

@@ -110,9 +110,10 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     cfg.check()
     pool = build_pool(cfg)
     preflight_buyers(pool)
-    n_prompts = max(1, cfg.steps) * cfg.prompts_per_step  # --steps 0 (the warm start alone) still builds a trainer
     tasks = (
-        episode_tasks(cfg.from_episodes, pool, cfg.seed) if cfg.from_episodes else pool_tasks(pool, n_prompts, cfg.seed)
+        episode_tasks(cfg.from_episodes, pool, cfg.seed)
+        if cfg.from_episodes
+        else pool_tasks(pool, cfg.prompts, cfg.seed)
     )
     resolve_base_path(cfg.base, say)
     finished = prepare_out(cfg)

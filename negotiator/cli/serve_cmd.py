@@ -282,11 +282,10 @@ def serve_command(
 def listen(host: str, port: int):
     """The service's listening socket, bound here so that a taken port is a clear error and
     ``--port 0`` (any free port) can be told to the user before the first request."""
-    import socket
+    from ..models.local.servers import listening_socket
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return socket.create_server((host, port), family=family, backlog=2048)
+        return listening_socket(host, port)
     except OSError as e:
         raise UsageError(
             f"cannot listen on {host}:{port}: {(e.strerror or str(e)).lower()}; choose another --port (0 picks a free one) "

@@ -200,9 +200,9 @@ def serve(
     if fd is not None:
         sock = socket.socket(fileno=fd)
     else:
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
+        from .servers import listening_socket
+
+        sock = listening_socket(host, port)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
     server = _Server(config)
     if on_ready is not None:

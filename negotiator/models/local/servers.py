@@ -36,6 +36,13 @@ START_TIMEOUT_S = 300.0
 _EXTRA = ("torch", "transformers", "xgrammar", "fastapi", "uvicorn")
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (IPv6 when the host is one; port 0: any free port), bound
+    by the caller before serving so that the port taken is known and a taken one fails here."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=2048)
+
+
 @dataclass(frozen=True)
 class Target:
     """What a ``local/NAME`` spec serves."""
