@@ -457,6 +457,11 @@ def test_a_read_quote_is_the_price_the_newest_message_names_in_digits_words_or_p
     # digits against CJK text, and number words in the languages text2num reads (before: none read)
     assert reading("另一家店给我报价820。").quote == {"price": 820}
     assert reading("他の店では820ドルでした。").quote == {"price": 820}
+    # Chinese and Japanese numerals (before: none read)
+    assert reading("另一家店给我报价八百二十。").quote == {"price": 820}
+    assert reading("别家报价捌佰贰拾元。").quote == {"price": 820}
+    assert reading("他の店では八百二十ドルでした。").quote == {"price": 820}
+    assert reading("别家比你便宜百分之十五。").quote == {"price": price.snap(850)}
     assert reading("On m'a proposé huit cent vingt ailleurs.").quote == {"price": 820}
     assert reading("Otra tienda me lo deja en ochocientos veinte.").quote == {"price": 820}
     assert reading("Woanders bekomme ich es für achthundertzwanzig.").quote == {"price": 820}

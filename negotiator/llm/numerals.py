@@ -10,7 +10,8 @@ A sentence is normalised in this order (what is sent stays the sentence as writt
    dropped (zero-width spaces and joiners, soft hyphens, bidi marks, combining marks),
    every script's decimal digits read as ASCII, superscript exponents kept as ``^2``.
 2. CJK numerals as digits: ``六百一十四``, ``六百十四``, ``陆佰壹拾肆`` and ``六一四`` are 614,
-   ``零点四二`` 0.42, ``1.715万`` 17150, ``百分之四十二`` 42%.
+   ``零点四二`` 0.42, ``1.715万`` 17150, ``百分之四十二`` 42% (``negotiator.domain.cjk_numerals``,
+   which the strategy's reading of a quoted price shares).
 3. Words that carry a scale, in the languages below: ``hundredths`` and ``thousandths``,
    ``‰`` and per mille, basis points as "out of 100/1000/10000"; ``Prozent``, ``pour cent``,
    ``por ciento`` ... as ``percent``; ``&`` and ``n`` as ``and`` (``six hundred & fourteen``).
@@ -42,6 +43,7 @@ from functools import lru_cache
 
 from text_to_num import alpha2digit
 
+from ..domain.cjk_numerals import cjk_numerals, plain
 from .number_words import languages_of
 
 # --- normalisation ------------------------------------------------------------------------
@@ -91,48 +93,6 @@ def _scale(m: re.Match) -> str:
     return next(out for p, out in _SCALE_OF if p.match(word))
 
 
-_CJK_DIGIT = {
-    c: d
-    for d, cs in enumerate(("〇零", "一壹", "二贰貳两兩", "三叁參", "四肆", "五伍", "六陆陸", "七柒", "八捌", "九玖"))
-    for c in cs
-}
-_CJK_UNIT = {c: 10**k for k, cs in ((1, "十拾"), (2, "百佰"), (3, "千仟"), (4, "万萬"), (8, "亿億")) for c in cs}
-_D, _U = "".join(_CJK_DIGIT), "".join(_CJK_UNIT)
-_CJK_NUMBER = re.compile(
-    rf"(百分之|千分之)?((?:\d+(?:\.\d+)?)?(?:[{_D}{_U}](?:\d+(?:\.\d+)?)?)+)(?:[点點]([{_D}\d]+))?"
-)  # 六百一十四, 1.715万, 二九点二五, 百分之四十二
-
-
-def _cjk(m: re.Match) -> str:
-    per, whole, frac = m.groups()
-    if not any(c in _CJK_UNIT for c in whole):  # 六一四, 二〇二五: digit by digit
-        value = "".join(str(_CJK_DIGIT.get(c, c)) for c in whole)
-    else:  # positional: 一万七千一百五十, 六百十四, 6百14
-        total = section = 0.0
-        number: float | None = None
-        for tok in re.findall(r"\d+(?:\.\d+)?|.", whole):
-            if tok in _CJK_UNIT:
-                unit = _CJK_UNIT[tok]
-                if unit < 10**4:
-                    section += (1.0 if number is None else number) * unit
-                elif unit == 10**4:
-                    section = (section + (number or 0.0)) * unit
-                else:
-                    total += (section + (number or 0.0)) * unit
-                    section = 0.0
-                number = None
-            else:
-                number = float(_CJK_DIGIT[tok]) if tok in _CJK_DIGIT else float(tok)
-        value = _plain(total + section + (number or 0.0))
-    if frac:
-        value += "." + "".join(str(_CJK_DIGIT.get(c, c)) for c in frac)
-    return value + {"百分之": "%", "千分之": " out of 1000"}.get(per or "", "")
-
-
-def _plain(v: float) -> str:
-    return f"{v:.6f}".rstrip("0").rstrip(".")
-
-
 def _visible(text: str) -> str:
     """Superscripts, NFKC, look-alike quotes; invisible characters dropped, every digit,
     dash and space the plain one."""
@@ -156,8 +116,7 @@ def _visible(text: str) -> str:
 def _prepare(text: str) -> str:
     """Steps 1 to 3, shared by every language's form."""
     text = text.translate(_ASCII_CONTROLS).lower() if text.isascii() else _visible(text).lower()
-    if _CJK_ANY.search(text):
-        text = _CJK_NUMBER.sub(_cjk, text)
+    text = cjk_numerals(text)
     text = _WORD_HYPHEN.sub(" ", text)  # six-one-four, forty-two, quatre-vingt
     text = _SCALE_COMMA.sub(r"\1 ", text)  # fourteen thousand, three hundred
     if "&" in text:
@@ -174,7 +133,6 @@ leaves it as it is, and its digits, hyphen and space are the plain ones), so ``_
 them with one ``translate`` there (the secrecy audit of a rule seller's messages reads ASCII)."""
 _WORD_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _SCALE_COMMA = re.compile(r"\b(hundred|thousand|million),\s+(?=[a-z])")
-_CJK_ANY = re.compile(f"[{_D}{_U}]")
 
 
 def _numerals(text: str, lang: str) -> str:
@@ -186,7 +144,7 @@ def _numerals(text: str, lang: str) -> str:
     text = _MIXED.sub(lambda m: _mixed(*m.groups()), text)
     text = _POINT.sub(lambda m: f"{m.group(1) or '0'}.{m.group(2).replace(' ', '')}", text)
     text = _CENTS.sub(lambda m: f"{m.group(1)}.{int(m.group(2)):02d}", text)
-    text = _CENTS_ONLY.sub(lambda m: _plain(int(m.group(1).replace(",", "")) / 100), text)
+    text = _CENTS_ONLY.sub(lambda m: plain(int(m.group(1).replace(",", "")) / 100), text)
     text = _SCIENTIFIC.sub(lambda m: _scientific(m.group(1), m.group(2)), text)
     text = _GLUED.sub(" ", _GLUED_CODE.sub(r"\1 ", text))
     return _SPACES.sub(" ", text)
@@ -220,7 +178,7 @@ def _scientific(mantissa: str, exponent: str) -> str:
         v = float(mantissa.replace(",", ".")) * 10.0 ** int(exponent)
     except OverflowError:
         return f"{mantissa} {exponent}"
-    return _plain(v) if math.isfinite(v) and abs(v) < 1e12 else f"{mantissa} {exponent}"
+    return plain(v) if math.isfinite(v) and abs(v) < 1e12 else f"{mantissa} {exponent}"
 
 
 # --- reading numbers ----------------------------------------------------------------------

@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ..domain.cjk_numerals import cjk_numerals
 from ..domain.issues import NumericIssue, OutcomeSpace
 from .hints import UNSURE, Hints
 
@@ -462,11 +463,12 @@ NUMBER_WORD_LANGUAGES = ("en", "fr", "es", "de", "pt", "it", "nl")
 
 def named_price(text: str, price: NumericIssue, offered: Sequence[float], asked: float | None) -> float | None:
     """The price ``text`` names besides the terms it offers (``offered``: their numbers): a number
-    in the listing's price range (digits, also against CJK text; ``k``; number words in the
-    languages text2num reads), or a percentage below ``asked`` (the price it answers). What a
-    model that reads a quote in the words has read."""
+    in the listing's price range (digits, also against CJK text; Chinese and Japanese numerals;
+    ``k``; number words in the languages text2num reads), or a percentage below ``asked`` (the
+    price it answers). What a model that reads a quote in the words has read."""
     from text_to_num import alpha2digit
 
+    text = cjk_numerals(text)  # 八百二十 -> 820, 百分之十五 -> 15%
     m = _PERCENT.search(text)
     if m and asked is not None:
         return float(price.snap(asked * (1 - float(m.group("pct").replace(",", ".")) / 100)))
