@@ -336,3 +336,59 @@ def test_each_warm_start_negotiation_gets_its_own_scenario_by_default(tmp_path, 
         r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / str(count)), *decide, *args])
         assert r.exit_code == 0, r.output
         assert seen[-1].scenario_seeds == list(range(count))
+
+
+def test_sizes_the_base_model_cannot_take_are_refused_before_the_run_folder_is_made(tmp_path):
+    """`--lora-layers 99` on a smaller model adapted all of its layers without a word (and a LoRA rank above
+    the hidden size or a turn longer than the context trained, or failed deep inside); now each is refused by
+    its flag with the model's own size. The cpu profile's default (the top 6 layers) still adapts all of a
+    smaller model."""
+    from typer.testing import CliRunner
+
+    from negotiator.errors import UsageError
+    from train.config import resolve
+    from train.run import check_fits_base
+
+    _register()
+    tiny = ["--base", "local/tiny-random-gemma", "--steps", "1"]  # 2 decoder layers, hidden size 64, context 8192
+    for args, message in [
+        (["--lora-layers", "3"], "--lora-layers 3: the base model has 2 decoder layers; give at most 2"),
+        (["--lora-r", "65"], "--lora-r 65: above the base model's hidden size (64); give at most 64"),
+        (["--max-tokens", "9000"], "--max-tokens 9000: above the base model's context (8192 tokens)"),
+    ]:
+        out = tmp_path / args[0].strip("-")
+        r = CliRunner().invoke(app, ["train", "--out", str(out), *tiny, *args])
+        assert isinstance(r.exception, UsageError) and message in str(r.exception), (args, r.output)
+        assert not (out / "config.json").exists()  # no run recorded: the corrected command starts afresh
+    from train.base_model import resolve_base_path
+
+    path = resolve_base_path("local/tiny-random-gemma")
+    check_fits_base(resolve("cpu", out=tmp_path / "ok", base="local/tiny-random-gemma"), path)  # the default 6
+    check_fits_base(resolve("cpu", out=tmp_path / "ok", lora_layers=2, lora_r=64, max_tokens=8192), path)
+
+
+def test_quiet_silences_the_model_librarys_bars_too_and_one_step_is_one_step(tmp_path, monkeypatch):
+    """`--quiet` still showed transformers' "Loading weights" and "Writing model shards" bars, and a one-step
+    run said "trained 1 steps"."""
+    from transformers.utils import logging as hf_logging
+    from typer.testing import CliRunner
+
+    import train.run
+
+    _register()
+    seen = []
+
+    def fake_train(cfg, **kw):
+        seen.append(hf_logging.is_progress_bar_enabled())
+        return {"steps": 1, "base_model": cfg.base, "learning_rate": cfg.lr, "final_reward": None}
+
+    monkeypatch.setattr(train.run, "train", fake_train)
+    try:
+        r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "x"), "--steps", "1", "--quiet"])
+    finally:
+        hf_logging.enable_progress_bar()
+    assert r.exit_code == 0, r.output
+    assert seen == [False]
+    assert "trained 1 step of local/gemma-3-270m at lr 0.0006" in " ".join(r.output.split())
+    r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "y"), "--steps", "1"])
+    assert seen == [False, True] and r.exit_code == 0, r.output

@@ -22,7 +22,7 @@ from negotiator.errors import UsageError
 from negotiator.models.families import model_family
 from negotiator.runtime import EpisodeLog
 
-from .config import RUN_KEY_DEFAULTS, RUN_KEYS, TrainConfig
+from .config import PROFILES, RUN_KEY_DEFAULTS, RUN_KEYS, TrainConfig
 from .outputs import (
     MANIFEST,
     append_metrics,
@@ -115,7 +115,7 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         if cfg.from_episodes
         else pool_tasks(pool, cfg.prompts, cfg.seed)
     )
-    resolve_base_path(cfg.base, say)
+    check_fits_base(cfg, resolve_base_path(cfg.base, say))
     finished = prepare_out(cfg)
     if finished is not None:
         say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
@@ -325,7 +325,34 @@ def _top_layers(model, n: int | None) -> list[int] | None:
     if n is None:
         return None
     total = model.config.get_text_config().num_hidden_layers
-    return list(range(max(0, total - n), total))
+    return list(range(max(0, total - n), total))  # a profile's default on a smaller model: all
+
+
+def check_fits_base(cfg: TrainConfig, path: str) -> None:
+    """Refuse, before the run folder is made, sizes a base model folder cannot take: more adapted
+    layers than it has (``--lora-layers``; peft adapted all of them without a word; the cpu
+    profile's default 6 adapts all of a smaller model), a LoRA rank above its hidden size, a
+    turn longer than its context. A hub id is not looked up twice: it is not checked."""
+    if not (Path(path) / "config.json").is_file():
+        return
+    from transformers import AutoConfig
+
+    given = cfg.lora_layers if cfg.lora_layers != PROFILES[cfg.profile]["lora_layers"] else None
+    _check_sizes(given, cfg.lora_r, cfg.max_tokens, AutoConfig.from_pretrained(path).get_text_config())
+
+
+def _check_sizes(layers: int | None, r: int | None, max_tokens: int | None, text_config) -> None:
+    total, hidden = text_config.num_hidden_layers, text_config.hidden_size
+    context = getattr(text_config, "max_position_embeddings", None)
+    if layers is not None and layers > total:
+        raise UsageError(
+            f"--lora-layers {layers}: the base model has {total} decoder layers; give at most {total} "
+            "(0 adapts all of them)"
+        )
+    if r is not None and r > hidden:
+        raise UsageError(f"--lora-r {r}: above the base model's hidden size ({hidden}); give at most {hidden}")
+    if max_tokens is not None and context and max_tokens > context:
+        raise UsageError(f"--max-tokens {max_tokens}: above the base model's context ({context} tokens)")
 
 
 def _log_before_reporters(trainer, step_log) -> None:

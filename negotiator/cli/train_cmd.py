@@ -138,9 +138,13 @@ def train_command(
             "pick, when to accept and what to say), or none (the pure LLM policy, which writes its own terms)."
         ),
     ] = None,
-    lora_r: Annotated[int, typer.Option(help="LoRA rank.")] = 16,
+    lora_r: Annotated[int, typer.Option(help="LoRA rank (at most the base model's hidden size).")] = 16,
     lora_layers: Annotated[
-        int | None, typer.Option(help="Adapt only the top N decoder layers (0: all). Profile default.")
+        int | None,
+        typer.Option(
+            help="Adapt only the top N decoder layers (0: all; at most the base model's). Profile default "
+            "(cpu: 6, all of a smaller model; gpu: all)."
+        ),
     ] = None,
     buyer: Annotated[
         list[str] | None,
@@ -312,6 +316,10 @@ def train_command(
 
     from train.run import train
 
+    if quiet:  # transformers' own bars too (loading weights, writing model shards)
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
     if len(configs) == 1:
         try:
             manifest = train(configs[0], console=console, progress=not quiet)
@@ -359,7 +367,7 @@ def _summary(manifest: dict, out: Path) -> None:
         else f"{final:+.3f} (best {best:+.3f}, last-5 average {manifest.get('final_reward_avg5'):+.3f})"
     )
     console.print(
-        f"trained {manifest['steps']} steps of {manifest['base_model']} at lr {manifest['learning_rate']:g}; "
+        f"trained {manifest['steps']} step{'' if manifest['steps'] == 1 else 's'} of {manifest['base_model']} at lr {manifest['learning_rate']:g}; "
         f"final reward {shown}\n"
         f"adapter:      {out / 'adapter'}\nmerged model: {out / 'merged'}\nmanifest:     {out / 'manifest.json'}\n"
         f"reward curve: {out / 'reward_curve.png'}\n"
