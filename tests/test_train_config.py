@@ -392,3 +392,45 @@ def test_quiet_silences_the_model_librarys_bars_too_and_one_step_is_one_step(tmp
     assert "trained 1 step of local/gemma-3-270m at lr 0.0006" in " ".join(r.output.split())
     r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "y"), "--steps", "1"])
     assert seen == [False, True] and r.exit_code == 0, r.output
+
+
+def test_a_base_model_that_cannot_be_had_is_refused_before_the_run_is_recorded(tmp_path):
+    """A hub id the hub does not give failed after the run folder recorded it (so the corrected command was
+    refused as a different run), in a paragraph of the hub's retries; with remote requests blocked it is one
+    line, at once, and nothing is recorded."""
+    from typer.testing import CliRunner
+
+    from negotiator.errors import UsageError
+
+    _register()
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["train", "--out", str(out), "--base", "nobody/no-such-model", "--steps", "1"])
+    assert isinstance(r.exception, UsageError), r.output
+    said = str(r.exception)
+    assert said.startswith("--base nobody/no-such-model: cannot load its config (remote requests are blocked")
+    assert "or a model hub id on a machine that reaches the hub" in said and "\n" not in said
+    assert not (out / "config.json").exists()
+    r = CliRunner().invoke(app, ["train", "--out", str(out), "--base", "local/tiny-random-gemma", "--lora-r", "65"])
+    assert "--lora-r 65" in str(r.exception)  # the folder holds no run: the next command is judged afresh
+
+
+def test_from_episodes_takes_a_runs_folder_for_its_log(tmp_path, monkeypatch):
+    """A run's folder given to --from-episodes was "no such file"; it stands for its episodes.jsonl, and a
+    folder without one says so."""
+    from typer.testing import CliRunner
+
+    import train.run
+    from negotiator.errors import UsageError
+
+    _register()
+    trained = []
+    monkeypatch.setattr(train.run, "train", lambda cfg, **kw: trained.append(cfg) or {"steps": 1, "base_model": "b"})
+    run = tmp_path / "served"
+    run.mkdir()
+    r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "x"), "--from-episodes", str(run)])
+    assert isinstance(r.exception, UsageError) and f"--from-episodes {run}: a folder without episodes.jsonl" in str(
+        r.exception
+    )
+    (run / "episodes.jsonl").write_text("")
+    r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "x"), "--from-episodes", str(run)])
+    assert [c.from_episodes for c in trained] == [run / "episodes.jsonl"], r.output

@@ -329,16 +329,29 @@ def _top_layers(model, n: int | None) -> list[int] | None:
 
 
 def check_fits_base(cfg: TrainConfig, path: str) -> None:
-    """Refuse, before the run folder is made, sizes a base model folder cannot take: more adapted
-    layers than it has (``--lora-layers``; peft adapted all of them without a word; the cpu
-    profile's default 6 adapts all of a smaller model), a LoRA rank above its hidden size, a
-    turn longer than its context. A hub id is not looked up twice: it is not checked."""
-    if not (Path(path) / "config.json").is_file():
-        return
+    """Refuse, before the run folder is recorded, a base model that cannot be had (a hub id the
+    hub does not give, or any hub id while remote requests are blocked) and sizes the base cannot
+    take: more adapted layers than it has (``--lora-layers``; peft adapted all of them without a
+    word; the cpu profile's default 6 adapts all of a smaller model), a LoRA rank above its hidden
+    size, a turn longer than its context. Recorded first, a corrected rerun was refused as a
+    different run."""
     from transformers import AutoConfig
 
+    from negotiator.models.base import remote_blocked
+
+    hub = not (Path(path) / "config.json").is_file()
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=hub and remote_blocked())
+    except (OSError, ValueError) as e:
+        said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        blocked = " (remote requests are blocked: NEGOTIATOR_BLOCK_REMOTE)" if hub and remote_blocked() else ""
+        raise UsageError(
+            f"--base {cfg.base}: cannot load its config{blocked}: {said} Give a model folder written by "
+            "save_pretrained, the output folder of a training run, local/gemma-3-270m, or a model hub id on a "
+            "machine that reaches the hub"
+        ) from None
     given = cfg.lora_layers if cfg.lora_layers != PROFILES[cfg.profile]["lora_layers"] else None
-    _check_sizes(given, cfg.lora_r, cfg.max_tokens, AutoConfig.from_pretrained(path).get_text_config())
+    _check_sizes(given, cfg.lora_r, cfg.max_tokens, config.get_text_config())
 
 
 def _check_sizes(layers: int | None, r: int | None, max_tokens: int | None, text_config) -> None:

@@ -168,7 +168,8 @@ def train_command(
     from_episodes: Annotated[
         Path | None,
         typer.Option(
-            help="Logged episodes (JSONL): their seller decision points become the prompts; pool buyers continue."
+            help="Logged episodes (a JSONL file, or a run's folder with its episodes.jsonl): their seller decision "
+            "points become the prompts; pool buyers continue."
         ),
     ] = None,
     imitate: Annotated[
@@ -270,6 +271,13 @@ def train_command(
         get_suite(eval_suite or "heldout")
         if eval_limit is not None and eval_limit < 1:
             raise UsageError(f"--eval-limit {eval_limit}: must be at least 1 (leave it out for the whole suite)")
+    if from_episodes is not None and from_episodes.is_dir():  # a run's folder: its log
+        if not (from_episodes / "episodes.jsonl").is_file():
+            raise UsageError(
+                f"--from-episodes {from_episodes}: a folder without episodes.jsonl; give a run's folder or a "
+                "JSONL file of episodes"
+            )
+        from_episodes = from_episodes / "episodes.jsonl"
     if from_episodes is not None and not from_episodes.is_file():
         raise UsageError(f"--from-episodes {from_episodes}: no such file")
     options = dict(

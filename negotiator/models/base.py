@@ -79,6 +79,11 @@ def block_remote_requests(block: bool = True) -> None:
     _block_remote = block
 
 
+def remote_blocked() -> bool:
+    """Whether requests that would leave this machine are blocked (``NEGOTIATOR_BLOCK_REMOTE``)."""
+    return _block_remote
+
+
 def is_loopback(url: str | None) -> bool:
     if not url:
         return False
