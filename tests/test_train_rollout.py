@@ -262,11 +262,11 @@ def test_pool_refuses_evaluation_scenario_seeds():
     with pytest.raises(UsageError, match="not training seeds"):
         BuyerPool(scenario_seeds=(1, 2, held))
     with pytest.raises(UsageError, match="not training seeds"):
-        parse_seed_range(f"{held}-{held + 3}", 4)
+        parse_seed_range(f"{held}-{held + 3}")
     with pytest.raises(UsageError, match="not training seeds"):
-        parse_seed_range("5000000", 1)  # outside the training range, though no suite uses it
-    assert parse_seed_range("7-9", 0) == (7, 8, 9)
-    assert parse_seed_range(None, 3, start=10) == (10, 11, 12)
+        parse_seed_range("5000000")  # outside the training range, though no suite uses it
+    assert parse_seed_range("7-9") == (7, 8, 9)
+    assert parse_seed_range(" 3,1,2 ") == (3, 1, 2)
 
 
 def test_default_pool_meets_no_evaluation_buyer():

@@ -166,10 +166,8 @@ class BuyerPool:
         }
 
 
-def parse_seed_range(text: str | None, count: int = 0, start: int = 0) -> tuple[int, ...]:
-    """``A-B`` (inclusive) or ``A,B,C``; None gives ``count`` seeds from ``start``."""
-    if text is None:
-        return tuple(range(start, start + count))
+def parse_seed_range(text: str) -> tuple[int, ...]:
+    """``--scenario-seeds``: ``A-B`` (inclusive) or ``A,B,C``, training seeds only."""
     text = text.strip()
     seeds: range | tuple[int, ...]
     try:
