@@ -9,9 +9,10 @@ import pytest
 
 from negotiator import MakeOffer, SellerAgent, UsageError
 from negotiator.actions import Accept
+from negotiator.domain import HardLimits
 from negotiator.errors import ProviderError
 from negotiator.models import ModelResponse, ScriptedModel, ToolCall
-from negotiator.party import PublicMove
+from negotiator.party import PartyView, PublicMove
 
 
 def offer_json(terms, message="Here is my offer."):
@@ -142,3 +143,20 @@ async def test_concurrent_turns_share_one_agent(seller_first):
     agent = SellerAgent("scripted/boulware?latency=0.01", mode="json")
     turns = await asyncio.gather(*[agent.respond(seller_first) for _ in range(16)])
     assert len({json.dumps(t.action.terms, sort_keys=True) for t in turns}) == 1
+
+
+async def test_an_agents_limits_must_leave_an_offer_inside_the_negotiations(scenario):
+    # Run as a party (run_negotiation, Sessions): the listing's, the negotiation's and the agent's own
+    # limits together. Before, a maximum of 800 and the agent's minimum of 900 made it offer 800.
+    agent = SellerAgent("scripted/boulware", limits={"minimum": {"price": 900}})
+    listing = scenario.listing()
+    view = PartyView.of(
+        listing,
+        "seller",
+        [PublicMove(party="buyer", action=MakeOffer(terms=scenario.buyer.ideal(scenario.space)))],
+        HardLimits(maximum={"price": 800}),
+    )
+    with pytest.raises(UsageError, match="minimum price 900 is above the maximum 800"):
+        await agent.act(view)
+    view = PartyView.of(listing, "seller", view.transcript, HardLimits(maximum={"price": 950}))
+    assert 900 <= (await agent.act(view)).action.terms["price"] <= 950

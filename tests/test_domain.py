@@ -13,9 +13,11 @@ from negotiator.domain import (
     DiscreteIssue,
     HardLimits,
     LinearValue,
+    Listing,
     NumericIssue,
     OutcomeSpace,
     Preferences,
+    Product,
     ProtocolState,
     TableValue,
     analysis,
@@ -274,3 +276,46 @@ def test_the_frontiers_linear_values_are_the_value_functions_bit_for_bit(worst, 
     xs = [worst, *xs]  # at ``worst`` a falling function computes -0.0 before clipping
     expected = np.array([w * vf(x) for x in xs], dtype=float)
     assert _weighted_values(w, vf, xs).tobytes() == expected.tobytes()
+
+
+def _desk(**changes):
+    fields = dict(
+        id="desk",
+        product=Product(name="Desk", list_price=1200),
+        issues=(
+            NumericIssue(name="price", low=800, high=1200, step=10),
+            DiscreteIssue(name="warranty_years", options=(2, 3, 5)),
+        ),
+        seller=Preferences(
+            weights={"price": 0.8, "warranty_years": 0.2},
+            values={
+                "price": LinearValue(worst=800, best=1200),
+                "warranty_years": TableValue(values={"2": 1.0, "3": 0.6, "5": 0.0}),
+            },
+            reservation=0.25,
+        ),
+    )
+    return Listing(**{**fields, **changes})
+
+
+def test_a_listing_whose_limits_leave_no_offer_is_refused_saying_why():
+    # Before, these were built, and the guard repaired every offer into one below the utility floor:
+    # the seller offered price 850 (utility 0.300) under a floor of 0.9.
+    with pytest.raises(ValueError, match=r"utility floor 0\.900 \(its min_utility\): the best, price=850, "):
+        _desk(seller_limits=HardLimits(maximum={"price": 850}, min_utility=0.9))
+    worth_little = Preferences(
+        weights={"price": 0.8, "warranty_years": 0.2},
+        values={
+            "price": LinearValue(worst=800, best=2000),
+            "warranty_years": TableValue(values={"2": 1, "3": 0, "5": 0}),
+        },
+        reservation=0.9,
+    )
+    with pytest.raises(ValueError, match=r"floor 0\.900 \(its reservation utility\).* is worth 0\.467"):
+        _desk(seller=worth_little)
+    with pytest.raises(ValueError, match=r"price: 950 is below the limit 951"):  # no grid point between 951 and 959
+        _desk(seller_limits=HardLimits(minimum={"price": 951}, maximum={"price": 959}))
+    listing = _desk(seller_limits=HardLimits(maximum={"price": 850}, min_utility=0.2))
+    with pytest.raises(ValueError, match=r"utility floor 0\.500"):
+        listing.check_limits(HardLimits(min_utility=0.5))
+    assert listing.check_limits(HardLimits(min_utility=0.3)).min_utility == 0.3

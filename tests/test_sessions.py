@@ -225,6 +225,20 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
     assert st.buyer_offer == _low_offer(scenario, 545)
 
 
+async def test_limits_that_contradict_each_other_are_refused_at_open(scenario):
+    # The seller never goes above 800 for this negotiation, and its business never sells under 900:
+    # before, open() accepted it and the seller's first reply offered 800, under its own minimum.
+    sessions = Sessions(SellerAgent("scripted/boulware", limits={"minimum": {"price": 900}}), InMemorySaver())
+    with pytest.raises(
+        UsageError,
+        match=r"the seller's limits do not fit listing 'furniture-0': minimum price 900 is above the maximum 800",
+    ):
+        await sessions.open(scenario, limits={"maximum": {"price": 800}})
+    st = await sessions.open(scenario, limits={"maximum": {"price": 950}})  # room between 900 and 950
+    st = await sessions.move(st.id, BuyerMove.offer(_low_offer(scenario, 530)))
+    assert 900 <= st.seller_offer["price"] <= 950
+
+
 def test_sessions_need_a_store():
     with pytest.raises(UsageError, match="checkpointer"):
         Sessions("scripted/boulware")

@@ -108,6 +108,27 @@ class HardLimits(BaseModel):
             if set(opts) >= set(issue.options):
                 raise ValueError(f"forbidden options for {k!r} leave nothing allowed")
 
+    def check_offerable(self, space: OutcomeSpace, prefs: Preferences) -> None:
+        """ValueError unless these limits fit ``space`` (``check_space``) and leave an offer that crosses
+        none of them: the best terms for ``prefs`` inside them, the utility floor (``min_utility``, at least
+        the reservation) included. Otherwise the guard could only repair every offer into a crossing one."""
+        self.check_space(space)
+        best = self.repair(prefs.ideal(space), prefs, space)
+        crossed = self.violations(best, prefs)
+        if not crossed:
+            return
+        if set(crossed) == {"utility"}:
+            whose = "its min_utility" if self.utility_floor(prefs) > prefs.reservation else "its reservation utility"
+            raise ValueError(
+                f"no offer inside the limits reaches the seller's utility floor {self.utility_floor(prefs):.3f} "
+                f"({whose}): the best, {space.format_offer(best)}, is worth {prefs.utility(best):.3f}; loosen "
+                "the limits or lower the floor"
+            )
+        raise ValueError(
+            f"the limits leave no offer the seller could make: the nearest, {space.format_offer(best)}, "
+            f"still crosses them ({'; '.join(f'{k}: {v}' for k, v in crossed.items())}); loosen them"
+        )
+
     def violations(self, offer: Offer, prefs: Preferences) -> dict[str, str]:
         """Each limit ``offer`` crosses, keyed by issue (``utility`` for the utility floor)."""
         out: dict[str, str] = {}
@@ -231,9 +252,10 @@ class Listing(BaseModel):
                 prefs.check_space(self.space)
             except ValueError as e:
                 raise ValueError(f"{side} preferences: {e}") from None
-        self.seller_limits.check_space(self.space)
         # Forbidden options as the issues write them ("NONE" forbids none): every later check compares exactly.
-        object.__setattr__(self, "seller_limits", self.seller_limits.on(self.space))
+        limits = self.seller_limits.on(self.space)
+        limits.check_offerable(self.space, self.seller)
+        object.__setattr__(self, "seller_limits", limits)
         return self
 
     @cached_property
@@ -273,9 +295,7 @@ class Listing(BaseModel):
         limits = limits.on(self.space)
         limits.check_space(self.space)
         merged = self.seller_limits.merged(limits)
-        merged.check_space(self.space)
-        if not merged.allows(merged.repair(self.seller.ideal(self.space), self.seller, self.space), self.seller):
-            raise ValueError("the limits leave no offer the seller could make; loosen them")
+        merged.check_offerable(self.space, self.seller)
         return merged
 
     def public(self) -> PublicScenario:

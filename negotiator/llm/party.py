@@ -98,12 +98,16 @@ class LLMParty:
         if self.limits is not None:
             try:
                 self.limits.check_space(view.space)
+                # The stricter of the listing's, the negotiation's and this party's limits: they must leave an
+                # offer, or the guard could only repair each offer into one that crosses some limit.
+                merged = view.limits.merged(self.limits.on(view.space))
+                merged.check_offerable(view.space, view.preferences)
             except ValueError as e:  # the developer's mistake: raised, not recorded as a failed negotiation
                 raise UsageError(
                     f"the {self.role}'s limits do not fit scenario {view.scenario.id!r}: {e}; its issues "
                     f"are {', '.join(view.space.names)}"
                 ) from None
-            view = view.model_copy(update={"limits": view.limits.merged(self.limits.on(view.space))})
+            view = view.model_copy(update={"limits": merged})
         return await self._turn(view)
 
     async def _turn(self, view: PartyView) -> TurnRecord:

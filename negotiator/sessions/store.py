@@ -204,6 +204,12 @@ class Sessions:
         id its own protocol already chose (an A2A task id); by default a fresh one.
         """
         scenario, limits = _checked(scenario, limits)
+        own = getattr(self.seller, "limits", None)  # a SellerAgent's own limits: refused now, not at its first move
+        if isinstance(own, HardLimits):
+            try:
+                scenario.check_limits(own if limits is None else limits.merged(own))
+            except ValueError as e:
+                raise UsageError(f"the seller's limits do not fit listing {scenario.id!r}: {e}") from None
         if session_id is not None:
             if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
                 raise UsageError(f"session_id must be 32 lower-case hex digits, not {session_id!r}")
