@@ -40,7 +40,28 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("MoveConflict", "NegotiatorError", "ProviderError", "UnknownSession", "UsageError"), ".errors"),
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# Written out: type checkers read a literal __all__ (under mypy --strict a name missing here is not
+# exported to an app); tests/test_typing.py checks it against _EXPORTS.
+__all__ = [
+    "__version__",
+    "SellerAgent",
+    "BuyerMove",
+    "Sessions",
+    "SessionState",
+    "HardLimits",
+    "Listing",
+    "example_listing",
+    "Accept",
+    "MakeOffer",
+    "WalkAway",
+    "PublicMove",
+    "TurnRecord",
+    "MoveConflict",
+    "NegotiatorError",
+    "ProviderError",
+    "UnknownSession",
+    "UsageError",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -63,7 +84,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     __version__: str
     from .actions import Accept, MakeOffer, WalkAway
-    from .agent import SellerAgent
+    from .agent.seller import SellerAgent
     from .domain import HardLimits, Listing, example_listing
     from .errors import MoveConflict, NegotiatorError, ProviderError, UnknownSession, UsageError
     from .party import PublicMove, TurnRecord

@@ -48,7 +48,40 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("InvalidOffer", "ModelError", "ProtocolError", "RemoteRequestBlocked"), ".errors"),
 }
 
-__all__ = list(_EXPORTS)
+# Written out: type checkers read a literal __all__ (tests/test_typing.py checks it against _EXPORTS).
+__all__ = [
+    "DiscreteIssue",
+    "LinearValue",
+    "NumericIssue",
+    "OutcomeSpace",
+    "Preferences",
+    "Product",
+    "Scenario",
+    "TableValue",
+    "generate",
+    "outcome_metrics",
+    "seller_score",
+    "template_names",
+    "PartyView",
+    "Party",
+    "action_json_schema",
+    "tool_definitions",
+    "Guard",
+    "LLMParty",
+    "RetryPolicy",
+    "DEFAULT_SELLER",
+    "LLMBuyer",
+    "RuleParty",
+    "Episode",
+    "EpisodeLog",
+    "make_party",
+    "read_episodes",
+    "run_negotiation",
+    "InvalidOffer",
+    "ModelError",
+    "ProtocolError",
+    "RemoteRequestBlocked",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -66,7 +99,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .actions import action_json_schema, tool_definitions
-    from .agent import DEFAULT_SELLER
+    from .agent.seller import DEFAULT_SELLER
     from .buyers import LLMBuyer, RuleParty
     from .domain import (
         DiscreteIssue,
@@ -83,6 +116,8 @@ if TYPE_CHECKING:
         template_names,
     )
     from .errors import InvalidOffer, ModelError, ProtocolError, RemoteRequestBlocked
-    from .llm import Guard, LLMParty, RetryPolicy
+    from .llm.graph import RetryPolicy  # from the defining modules: .llm loads its names lazily
+    from .llm.guard import Guard
+    from .llm.party import LLMParty
     from .party import Party, PartyView
     from .runtime import Episode, EpisodeLog, make_party, read_episodes, run_negotiation

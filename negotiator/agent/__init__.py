@@ -5,16 +5,21 @@ Names load on first use, so importing the package does not pull LangGraph in.
 """
 
 from importlib import import_module
+from typing import TYPE_CHECKING
 
 _HOMES = {
     "DEFAULT_SELLER": ".seller",
     "SellerAgent": ".seller",
 }
 
-__all__ = list(_HOMES)
+__all__ = ["DEFAULT_SELLER", "SellerAgent"]  # literal, for type checkers
 
 
 def __getattr__(name: str):
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(import_module(_HOMES[name], __name__), name)
+
+
+if TYPE_CHECKING:  # for type checkers: the same names, typed
+    from .seller import DEFAULT_SELLER, SellerAgent
