@@ -128,6 +128,19 @@ def test_bad_options_are_usage_errors():
         SellerAgent("scripted/nope")
     with pytest.raises(UsageError, match="provider prefix"):
         SellerAgent("gpt4")
+    # Wrong types are named at once; before, an AttributeError or TypeError from inside (SellerAgent(42)
+    # or max_retries="2"), or at the first move, 14 frames deep (instructions=None), or never (seed="abc").
+    for kwargs, words in (
+        ({"model": 42}, "model must be a spec .* not int 42"),
+        ({"model": None}, "model must be a spec .* not NoneType None"),
+        ({"instructions": None}, r"instructions must be text \(str\), not NoneType None"),
+        ({"max_retries": "2"}, "max_retries must be a whole number, 0 or more, not '2'"),
+        ({"max_retries": 1.5}, "max_retries must be a whole number, 0 or more, not 1.5"),
+        ({"seed": "abc"}, "seed must be a whole number or None, not 'abc'"),
+        ({"seed": float("nan")}, "seed must be a whole number or None, not nan"),
+    ):
+        with pytest.raises(UsageError, match=words):
+            SellerAgent(**{"model": "scripted/boulware", **kwargs})
 
 
 async def test_business_instructions_reach_the_prompt(seller_first):

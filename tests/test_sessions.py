@@ -212,6 +212,8 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
         await sessions.move(st.id, {"action": "walk_away", "terms": {"price": 1}})
     with pytest.raises(UsageError, match="action"):
         await sessions.move(st.id, {"action": "haggle"})
+    with pytest.raises(UsageError, match="a buyer move is a BuyerMove, a dict or a message string, not NoneType"):
+        await sessions.move(st.id, None)  # before: AttributeError: 'NoneType' object has no attribute 'expected_turn'
     with pytest.raises(MoveConflict, match="moved on"):
         await sessions.move(st.id, BuyerMove.offer(_low_offer(scenario, 530), expected_turn=5))
     with pytest.raises(UsageError, match="invalid limits"):

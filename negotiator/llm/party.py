@@ -52,10 +52,19 @@ class LLMParty:
         seed: int | None = None,
         wrap_model: Callable[[ChatModel], ChatModel] | None = None,
     ):
+        if not isinstance(model, str) and not callable(getattr(model, "complete", None)):
+            raise UsageError(
+                f"model must be a spec (scripted/boulware, local/gemma-3-270m, openai/gpt-4o-mini, ...) or a "
+                f"ChatModel, not {type(model).__name__} {model!r}"
+            )
         if mode not in ("auto", "json", "tools"):
             raise UsageError(f"mode must be auto, json or tools, not {mode!r}")
-        if max_retries < 0:
-            raise UsageError("max_retries must be >= 0")
+        if not _whole(max_retries) or max_retries < 0:
+            raise UsageError(f"max_retries must be a whole number, 0 or more, not {max_retries!r}")
+        if not isinstance(instructions, str):
+            raise UsageError(f"instructions must be text (str), not {type(instructions).__name__} {instructions!r}")
+        if seed is not None and not _whole(seed):
+            raise UsageError(f"seed must be a whole number or None, not {seed!r}")
         temperature, max_tokens = _generation(model, temperature, max_tokens)
         self.model = resolve_model(model, base_url=base_url, api_key=api_key)
         if wrap_model is not None:  # a seam for the caller's own layer around every call (evals' rate limits)
@@ -130,6 +139,10 @@ class LLMParty:
 
     async def aclose(self) -> None:
         await self.model.aclose()
+
+
+def _whole(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 DEFAULT_MAX_TOKENS = 256  # a seller's turn: a JSON action and a few sentences

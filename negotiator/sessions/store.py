@@ -252,6 +252,10 @@ class Sessions:
                 move = BuyerMove.model_validate(move)
             except ValidationError as e:
                 raise UsageError(f"invalid buyer move: {_first_error(e)}") from None
+        elif not isinstance(move, BuyerMove):
+            raise UsageError(
+                f"a buyer move is a BuyerMove, a dict or a message string, not {type(move).__name__} {move!r}"
+            )
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         async with lock:
             values = await self._load(session_id)
