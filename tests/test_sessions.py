@@ -241,6 +241,15 @@ async def test_limits_that_contradict_each_other_are_refused_at_open(scenario):
     assert 900 <= st.seller_offer["price"] <= 950
 
 
+async def test_the_session_token_stays_out_of_the_states_repr(scenario):
+    sessions = Sessions("scripted/boulware", InMemorySaver())
+    opened = await sessions.open(scenario)
+    assert opened.token.startswith("nst_") and opened.token in opened.model_dump_json()  # what open returns
+    # A backend that logs the state (log.info("opened %s", state), an f-string, a traceback's locals)
+    # must not write the shopper's bearer token; before, repr and str both showed token='nst_...'.
+    assert "nst_" not in repr(opened) and "nst_" not in str(opened) and f"id={opened.id!r}" in repr(opened)
+
+
 def test_sessions_need_a_store():
     with pytest.raises(UsageError, match="checkpointer"):
         Sessions("scripted/boulware")

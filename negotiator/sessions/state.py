@@ -49,8 +49,9 @@ class OpenedSession(SessionState):
     """The answer to opening a negotiation: its state, plus the session's token (shown once)."""
 
     token: str = Field(
+        repr=False,  # a bearer secret: kept out of logs that print the state (model_dump still has it)
         description="lets whoever holds it read and move this negotiation, and nothing else: hand it to the "
-        "shopper's page; it is not shown again (only its hash is stored)"
+        "shopper's page; it is not shown again (only its hash is stored)",
     )
 
 
