@@ -7,6 +7,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from negotiator.domain import (
     TEMPLATES,
@@ -319,3 +320,15 @@ def test_a_listing_whose_limits_leave_no_offer_is_refused_saying_why():
     with pytest.raises(ValueError, match=r"utility floor 0\.500"):
         listing.check_limits(HardLimits(min_utility=0.5))
     assert listing.check_limits(HardLimits(min_utility=0.3)).min_utility == 0.3
+
+
+def test_a_listing_without_issues_names_the_issues():
+    # Before: "seller preferences: 1 validation error for OutcomeSpace ..." nested in the Listing's error.
+    with pytest.raises(ValidationError) as e:
+        _desk(issues=())
+    assert [(err["loc"], err["msg"]) for err in e.value.errors()] == [
+        (("issues",), "Value error, an outcome space needs at least one issue")
+    ]
+    price = NumericIssue(name="price", low=800, high=1200, step=10)
+    with pytest.raises(ValidationError, match=r"issues\n  Value error, duplicate issue names: \['price'\]"):
+        _desk(issues=(price, price))

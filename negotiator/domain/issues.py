@@ -229,6 +229,17 @@ class DiscreteIssue(_IssueBase):
 Issue = Annotated[NumericIssue | DiscreteIssue, Field(discriminator="kind")]
 
 
+def checked_issues(v: tuple[Issue, ...]) -> tuple[Issue, ...]:
+    """``v`` when it can form an outcome space: at least one issue, no name twice; else ValueError."""
+    if not v:
+        raise ValueError("an outcome space needs at least one issue")
+    names = [i.name for i in v]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise ValueError(f"duplicate issue names: {sorted(dup)}")
+    return v
+
+
 class OutcomeSpace(BaseModel):
     """The issues under negotiation; validates offers and enumerates outcomes."""
 
@@ -239,13 +250,7 @@ class OutcomeSpace(BaseModel):
     @field_validator("issues")
     @classmethod
     def _unique(cls, v: tuple[Issue, ...]) -> tuple[Issue, ...]:
-        if not v:
-            raise ValueError("an outcome space needs at least one issue")
-        names = [i.name for i in v]
-        dup = {n for n in names if names.count(n) > 1}
-        if dup:
-            raise ValueError(f"duplicate issue names: {sorted(dup)}")
-        return v
+        return checked_issues(v)
 
     @cached_property
     def names(self) -> list[str]:

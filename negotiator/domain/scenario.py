@@ -12,9 +12,9 @@ import math
 from functools import cached_property
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_serializer, model_validator
 
-from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt
+from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt, checked_issues
 from .utility import Preferences
 
 Role = Literal["seller", "buyer"]
@@ -241,6 +241,13 @@ class Listing(BaseModel):
     opener: Role = "buyer"
     max_rounds: int = Field(default=8, ge=1, le=100, description="each round is one move by each side")
     seed: int | None = None
+
+    @field_validator("issues")
+    @classmethod
+    def _issues(cls, v: tuple[Issue, ...]) -> tuple[Issue, ...]:
+        # Here too, not only in OutcomeSpace: an empty or repeated issue list is the issues' mistake
+        # (before: a nested OutcomeSpace error reported under "seller preferences").
+        return checked_issues(v)
 
     @model_validator(mode="after")
     def _consistent(self) -> Listing:
