@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -253,3 +254,18 @@ async def test_the_session_token_stays_out_of_the_states_repr(scenario):
 def test_sessions_need_a_store():
     with pytest.raises(UsageError, match="checkpointer"):
         Sessions("scripted/boulware")
+
+
+@pytest.mark.parametrize("module", ["negotiator", "negotiator.sessions.store"])
+def test_the_docstring_example_runs(module, tmp_path):
+    # What help(negotiator) shows an app developer; before, its first offer named only the price
+    # and was refused ("delivery_days: missing"), and the store's used an undefined `scenario`.
+    doc = __import__(module, fromlist=["_"]).__doc__
+    lines = doc.split("::\n", 1)[1].splitlines()
+    block = textwrap.dedent("\n".join(itertools.takewhile(lambda line: not line or line.startswith("    "), lines)))
+    body = block.replace('"local/gemma-3-270m"', '"scripted/boulware"')  # no model: the same seller code path
+    assert body != block and "sessions.move" in body
+    code = "import asyncio\nfrom negotiator import *\n\nasync def main():\n" + textwrap.indent(body, "    ")
+    code += "\n    assert state.transcript[-1].party == 'seller'\n\nasyncio.run(main())\n"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]

@@ -3,8 +3,10 @@
 ::
 
     async with Sessions.connect(SellerAgent("local/gemma-3-270m"), "negotiations.sqlite") as sessions:
-        state = await sessions.open(scenario, limits={"minimum": {"price": 900}})
-        state = await sessions.move(state.id, BuyerMove.offer({"price": 850}, "Would you take 850?"))
+        state = await sessions.open(example_listing(seed=0), limits={"minimum": {"price": 900}})
+        terms = {"price": 850, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}
+        state = await sessions.move(state.id, BuyerMove.offer(terms, "Would you take 850?"))
+        state = await sessions.move(state.id, BuyerMove.offer({"price": 870}))   # later offers: what changed
         state.transcript[-1]          # the seller's reply (always within the limits)
         state = await sessions.get(state.id)   # later, from another request or process
 
