@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import pickle
 
 import pytest
 
@@ -173,3 +174,34 @@ async def test_an_agents_limits_must_leave_an_offer_inside_the_negotiations(scen
         await agent.act(view)
     view = PartyView.of(listing, "seller", view.transcript, HardLimits(maximum={"price": 950}))
     assert 900 <= (await agent.act(view)).action.terms["price"] <= 950
+
+
+def test_respond_names_a_wrong_listing_or_transcript(scenario):
+    agent = SellerAgent("scripted/boulware")
+    listing = scenario.listing()
+    buyer = {"party": "buyer", "action": {"action": "make_offer", "terms": scenario.buyer.ideal(scenario.space)}}
+    # A dict is a listing, as Sessions.open takes it; before: AttributeError 'dict' object has no attribute 'opener'.
+    assert agent.respond_sync(listing.model_dump(mode="json"), [buyer]).action.action == "make_offer"
+    for bad, words in (
+        (None, r"the listing must be a Listing \(or a dict of one\), not NoneType"),
+        ({"id": "x"}, "invalid listing: product: Field required"),
+    ):
+        with pytest.raises(UsageError, match=words):
+            agent.respond_sync(bad, [buyer])
+    # Before: TypeError 'NoneType' object is not iterable; a string was read one character per move.
+    for bad in (None, "make_offer 700", buyer):
+        with pytest.raises(UsageError, match=r"transcript must be a list of moves .* not (NoneType|str|dict)"):
+            agent.respond_sync(listing, bad)
+
+
+def test_an_agent_says_what_it_is_and_how_to_get_one_into_a_worker():
+    agent = SellerAgent("scripted/boulware", limits={"minimum": {"price": 900}})
+    assert repr(agent) == (
+        "SellerAgent('scripted/boulware', strategy='responsive', mode='json', "
+        "limits=HardLimits(minimum={'price': 900.0}, maximum={}, forbidden={}, min_utility=None))"
+    )
+    # Before: AttributeError: Can't pickle local object 'CompiledStateGraph.attach_node.<locals>._get_updates'.
+    with pytest.raises(TypeError, match=r"send the spec \('scripted/boulware'\) and the limits to the worker"):
+        pickle.dumps(agent)
+    rebuilt = SellerAgent(agent.spec, limits=pickle.loads(pickle.dumps(agent.limits)))  # what a worker does
+    assert repr(rebuilt) == repr(agent)

@@ -217,8 +217,25 @@ class SellerAgent(LLMParty):
             wrap_model=wrap_model,
         )
 
-    def view(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:
+    def __repr__(self) -> str:
+        strategy = self.strategy.name if self.strategy is not None else "none"
+        return f"SellerAgent({self.spec!r}, strategy={strategy!r}, mode={self.mode!r}, limits={self.limits!r})"
+
+    def __getstate__(self) -> None:
+        # Its model client (an HTTP client, a local server's process) belongs to this process.
+        raise TypeError(
+            f"a SellerAgent cannot be pickled or copied: it holds its model's client; send the spec ({self.spec!r}) "
+            "and the limits to the worker process and build a SellerAgent there"
+        )
+
+    def view(self, scenario: Listing | dict, transcript: Sequence[PublicMove | dict] = ()) -> PartyView:
         """The seller's view after ``transcript``; checks that it is the seller's move."""
+        scenario = _listing(scenario)
+        if isinstance(transcript, (str, bytes, dict)) or not isinstance(transcript, Sequence):
+            raise UsageError(
+                f"transcript must be a list of moves ({{'party': ..., 'action': {{...}}}} or PublicMove), "
+                f"not {type(transcript).__name__}"
+            )
         moves: list[PublicMove] = []
         state = ProtocolState(opener=scenario.opener, max_turns=scenario.max_turns)
         for i, raw in enumerate(transcript, 1):
@@ -247,11 +264,11 @@ class SellerAgent(LLMParty):
                 ) from None
         return PartyView.of(scenario, "seller", moves, self.limits)
 
-    async def respond(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
+    async def respond(self, scenario: Listing | dict, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
         """The seller's next move in ``scenario`` after ``transcript``."""
         return await self._turn(self.view(scenario, transcript))  # view() merged the limits already
 
-    def respond_sync(self, scenario: Listing, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
+    def respond_sync(self, scenario: Listing | dict, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
         """``respond`` for synchronous code (not from inside a running event loop)."""
         try:
             asyncio.get_running_loop()
@@ -261,3 +278,17 @@ class SellerAgent(LLMParty):
         if in_loop:
             raise UsageError("respond_sync was called inside a running event loop; await respond(...) instead")
         return asyncio.run(self.respond(scenario, transcript))
+
+
+def _listing(scenario: object) -> Listing:
+    """``scenario`` as a Listing (a Scenario is one; a dict is validated), or a UsageError naming what is wrong."""
+    if isinstance(scenario, Listing):
+        return scenario
+    if not isinstance(scenario, dict):
+        raise UsageError(f"the listing must be a Listing (or a dict of one), not {type(scenario).__name__}")
+    try:
+        return Listing.model_validate(scenario)
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise UsageError(f"invalid listing: {where}: {err['msg']}") from None
