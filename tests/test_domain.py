@@ -332,3 +332,16 @@ def test_a_listing_without_issues_names_the_issues():
     price = NumericIssue(name="price", low=800, high=1200, step=10)
     with pytest.raises(ValidationError, match=r"issues\n  Value error, duplicate issue names: \['price'\]"):
         _desk(issues=(price, price))
+
+
+def test_discrete_options_a_shopper_could_not_tell_apart_are_refused():
+    # Before: (True, False) became the options 1 and 0; (1, "1") and ("Net30", "net30 ") were built, and an
+    # offer or a limit naming "1" or "net30" could only mean the first of them.
+    for options, words in (
+        ((True, False), "not True/False"),
+        ((1, "1"), "options 1 and '1' read as the same option"),
+        (("Net30", "net30 "), "options 'Net30' and 'net30 ' read as the same option"),
+    ):
+        with pytest.raises(ValidationError, match=words):
+            DiscreteIssue(name="terms", options=options)
+    assert DiscreteIssue(name="terms", options=("yes", "no", 3)).options == ("yes", "no", 3)

@@ -155,6 +155,16 @@ class DiscreteIssue(_IssueBase):
     options: tuple[Value, ...]
     ordered: bool = False
 
+    @field_validator("options", mode="before")
+    @classmethod
+    def _no_booleans(cls, v: object) -> object:
+        # pydantic would read True as 1: the shopper would be offered "1" and "0".
+        if isinstance(v, (list, tuple)) and any(isinstance(o, bool) for o in v):
+            raise ValueError(
+                f"options are numbers or words, not True/False ({list(v)}); write them as words, e.g. 'yes', 'no'"
+            )
+        return v
+
     @field_validator("options")
     @classmethod
     def _check_options(cls, v: tuple[Value, ...]) -> tuple[Value, ...]:
@@ -162,6 +172,12 @@ class DiscreteIssue(_IssueBase):
             raise ValueError("a discrete issue needs at least two options")
         if len(set(v)) != len(v):
             raise ValueError("discrete options must be distinct")
+        seen: dict[str, Value] = {}
+        for o in v:  # as offers and limits read them: case, spacing, Unicode forms, a number as text
+            key = _option_key(o)
+            if key in seen:
+                raise ValueError(f"options {seen[key]!r} and {o!r} read as the same option; make them differ in words")
+            seen[key] = o
         return v
 
     def check(self, value: object) -> str | None:
