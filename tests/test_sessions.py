@@ -256,6 +256,24 @@ def test_sessions_need_a_store():
         Sessions("scripted/boulware")
 
 
+async def test_a_wrong_seller_or_store_is_named_before_anything_runs(tmp_path, monkeypatch):
+    # Before: Sessions(None, saver) failed at the first move with AttributeError 'NoneType' object has no
+    # attribute 'act'; connect(seller, None) created a SQLite file named "None" in the current folder.
+    for seller in (None, 5):
+        with pytest.raises(UsageError, match=r"Sessions\(seller=...\) takes a SellerAgent, a seller party"):
+            Sessions(seller, InMemorySaver())
+    monkeypatch.chdir(tmp_path)
+    for store in (None, "", 5):
+        with pytest.raises(UsageError, match="store must be a SQLite file path"):
+            async with Sessions.connect("scripted/boulware", store):
+                pass
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "file").write_text("")
+    with pytest.raises(UsageError, match=r"cannot create its folder .*file'"):
+        async with Sessions.connect("scripted/boulware", tmp_path / "file" / "negotiations.sqlite"):
+            pass
+
+
 @pytest.mark.parametrize("module", ["negotiator", "negotiator.sessions.store"])
 def test_the_docstring_example_runs(module, tmp_path):
     # What help(negotiator) shows an app developer; before, its first offer named only the price

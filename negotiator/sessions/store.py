@@ -105,6 +105,10 @@ def _session_graph(checkpointer):
 @asynccontextmanager
 async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
     """A LangGraph checkpointer for ``store``: a SQLite file path or a ``postgresql://`` URL."""
+    if not isinstance(store, (str, Path)) or not str(store).strip():
+        raise UsageError(
+            f"store must be a SQLite file path (negotiations.sqlite) or a postgresql:// URL, not {store!r}"
+        )
     target = str(store)
     if target.startswith(("postgres://", "postgresql://")):
         try:
@@ -126,7 +130,10 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
     path = Path(target)
     if path.is_dir():
         raise UsageError(f"store {target!r} is a folder; give a file path such as {path / 'negotiations.sqlite'}")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"store {target!r}: cannot create its folder {str(path.parent)!r} ({e.strerror})") from None
     async with AsyncSqliteSaver.from_conn_string(target) as saver:
         await saver.setup()
         yield saver
@@ -151,6 +158,11 @@ class Sessions:
             raise UsageError(
                 "Sessions needs a LangGraph checkpointer; use `async with Sessions.connect(seller, 'negotiations.sqlite')` "
                 "or pass checkpointer=... (for example langgraph's InMemorySaver() in tests)"
+            )
+        if not isinstance(seller, str) and not callable(getattr(seller, "act", None)):
+            raise UsageError(
+                f"Sessions(seller=...) takes a SellerAgent, a seller party (an object with act(view)) or a spec "
+                f"such as 'rule/boulware', not {type(seller).__name__} {seller!r}"
             )
         self._owns_seller = isinstance(seller, str)  # close only what was built here
         if isinstance(seller, str):
