@@ -6,9 +6,9 @@ The API a commerce app needs, and nothing else::
 
     seller = SellerAgent("local/gemma-3-270m", limits={"minimum": {"price": 900}})
     async with Sessions.connect(seller, "negotiations.sqlite") as sessions:
-        state = await sessions.open(example_listing(seed=0))
+        opened = await sessions.open(example_listing(seed=0))  # the state, and the shopper's token
         terms = {"price": 850, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}  # every issue
-        state = await sessions.move(state.id, BuyerMove.offer(terms, "Would you take 850?"))
+        state = await sessions.move(opened.id, BuyerMove.offer(terms, "Would you take 850?"))
 
 ``Sessions`` is the way an app runs a seller (``SellerAgent.respond`` for an app that keeps
 the transcript itself). Simulation and evaluation (scenarios with both sides, rule and LLM

@@ -33,6 +33,24 @@ def test_each_face_lists_what_it_exports():
         assert sorted(face.__all__) == _exports(face)
 
 
+# An app written as docs/embedding.md writes it, with the annotations --strict asks of an app's own code.
+APP = """
+from negotiator import BuyerMove, MakeOffer, SellerAgent, Sessions, SessionState, TurnRecord, example_listing
+
+
+async def shop(sessions: Sessions, seller: SellerAgent) -> SessionState:
+    opened = await sessions.open(example_listing(seed=0), limits={"minimum": {"price": 900}})
+    token: str = opened.token
+    offer = {"price": 850, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}  # dict[str, object]
+    state = await sessions.move(opened.id, BuyerMove.offer(offer, "Would you take 850?", expected_turn=opened.turn))
+    state = await sessions.move(state.id, "Is that your best price?")
+    assert await sessions.verify_token(state.id, token)
+    turn: TurnRecord = await seller.respond(example_listing(seed=0), [{"party": "buyer", "action": {}}])
+    assert isinstance(turn.action, MakeOffer) and float(turn.action.terms["price"]) >= 900
+    return await sessions.get(state.id)
+"""
+
+
 def test_a_strict_app_sees_every_public_name_typed(tmp_path):
     app = ["from __future__ import annotations"]
     for i, (name, face) in enumerate(FACES.items()):
@@ -40,6 +58,7 @@ def test_a_strict_app_sees_every_public_name_typed(tmp_path):
         app.append(f"from {name} import {', '.join(f'{n} as n{i}_{n}' for n in names)}")
         app += [f"reveal_type(n{i}_{n})" for n in names]
     app.append("from negotiator import __version__\nversion: str = __version__")
+    app.append(APP)
     (tmp_path / "app.py").write_text("\n".join(app) + "\n")
     (tmp_path / "mypy.ini").write_text(
         "[mypy]\nstrict = True\nplugins = pydantic.mypy\n"

@@ -21,12 +21,13 @@ seller inside the business's limits.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
-from ..domain.issues import Offer, OutcomeSpace, Value
+from ..domain.issues import OutcomeSpace, Value
 from ..domain.protocol import ProtocolState
 from ..errors import InvalidOffer, MoveConflict, UsageError
 
@@ -56,8 +57,10 @@ class BuyerMove(BaseModel):
     )
 
     @classmethod
-    def offer(cls, terms: Offer, message: str = "", **kw) -> BuyerMove:
-        return cls(action="offer", terms=terms, message=message, **kw)
+    def offer(cls, terms: Mapping[str, object], message: str = "", **kw) -> BuyerMove:
+        # Any mapping: an app's {"price": 850, "assembly": "none"} is a dict[str, object] to a type checker.
+        # The values are validated here, as every move's are.
+        return cls.model_validate({"action": "offer", "terms": dict(terms), "message": message, **kw})
 
     @classmethod
     def say(cls, message: str, **kw) -> BuyerMove:

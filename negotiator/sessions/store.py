@@ -3,9 +3,9 @@
 ::
 
     async with Sessions.connect(SellerAgent("local/gemma-3-270m"), "negotiations.sqlite") as sessions:
-        state = await sessions.open(example_listing(seed=0), limits={"minimum": {"price": 900}})
+        opened = await sessions.open(example_listing(seed=0), limits={"minimum": {"price": 900}})  # .token
         terms = {"price": 850, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}
-        state = await sessions.move(state.id, BuyerMove.offer(terms, "Would you take 850?"))
+        state = await sessions.move(opened.id, BuyerMove.offer(terms, "Would you take 850?"))
         state = await sessions.move(state.id, BuyerMove.offer({"price": 870}))   # later offers: what changed
         state.transcript[-1]          # the seller's reply (always within the limits)
         state = await sessions.get(state.id)   # later, from another request or process
@@ -29,7 +29,7 @@ session are also serialised by a per-session lock, so a move without ``expected_
 waits for the one before it and then applies; ``expected_turn`` refuses a stale move
 (double clicks, two tabs).
 
-Session tokens: ``open`` returns a fresh random token with the state (``state.token``),
+Session tokens: ``open`` returns a fresh random token with the state (``opened.token``),
 shown once. Only its SHA-256 is stored; ``verify_token`` tells whether a token is the one
 of a given session, so a shopper's browser can hold the token for its own negotiation
 while the business's key stays on its server. A token names its session
