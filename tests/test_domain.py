@@ -22,13 +22,14 @@ from negotiator.domain import (
     ProtocolState,
     TableValue,
     analysis,
+    example_listing,
     generate,
     has_zopa,
     outcome_metrics,
     score,
     seller_score,
 )
-from negotiator.errors import InvalidOffer, ProtocolError
+from negotiator.errors import InvalidOffer, ProtocolError, UsageError
 
 SPACE = OutcomeSpace(
     issues=(
@@ -345,3 +346,16 @@ def test_discrete_options_a_shopper_could_not_tell_apart_are_refused():
         with pytest.raises(ValidationError, match=words):
             DiscreteIssue(name="terms", options=options)
     assert DiscreteIssue(name="terms", options=("yes", "no", 3)).options == ("yes", "no", 3)
+
+
+def test_example_listing_refuses_what_would_name_another_scenario():
+    # Before: max_rounds=0 gave the template's own round limit (5 here), seed=None and seed=True
+    # built scenarios named furniture-None and retail_electronics-True.
+    for kwargs, words in (
+        ({"max_rounds": 0}, "max_rounds must be 1 or more"),
+        ({"seed": None}, "seed must be a whole number, not None"),
+        ({"seed": True}, "seed must be a whole number, not True"),
+    ):
+        with pytest.raises(UsageError, match=words):
+            example_listing(**kwargs)
+    assert example_listing(seed=0, max_rounds=3).max_rounds == 3

@@ -259,6 +259,10 @@ def generate(
         )
     if template is not None and template not in TEMPLATES:
         raise UsageError(f"unknown scenario template {template!r}; choose one of {', '.join(TEMPLATES)}")
+    if seed is None or isinstance(seed, bool):  # each would name a scenario of its own ("furniture-None")
+        raise UsageError(f"seed must be a whole number, not {seed!r}")
+    if max_rounds is not None and (isinstance(max_rounds, bool) or max_rounds < 1):  # 0 meant the template's
+        raise UsageError(f"max_rounds must be 1 or more (or None for the template's own), not {max_rounds!r}")
     # Every version draws version 1's random stream (the "v1" in these names), so versions differ
     # only where their code does.
     if template is None:
