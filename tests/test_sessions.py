@@ -221,6 +221,11 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
         await sessions.open(scenario, limits={"minimum": {"colour": 3}})
     with pytest.raises(UsageError, match="invalid listing"):
         await sessions.open({"id": "x"})
+    # A scenario's dump has the buyer's preferences: before, "buyer: Extra inputs are not permitted".
+    with pytest.raises(
+        UsageError, match=r"a listing holds the seller's side only.*drop 'buyer' \(Scenario.listing\(\)"
+    ):
+        await sessions.open(scenario.model_dump(mode="json"))
     assert (await sessions.get(st.id)).turn == 0  # none of that touched the session
     # Issues left out of an offer keep the buyer's previous values.
     st = await sessions.move(st.id, BuyerMove.offer(_low_offer(scenario, 530)))

@@ -242,6 +242,16 @@ class Listing(BaseModel):
     max_rounds: int = Field(default=8, ge=1, le=100, description="each round is one move by each side")
     seed: int | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _seller_side(cls, data: object) -> object:
+        if cls is Listing and isinstance(data, dict) and "buyer" in data:  # a Scenario's dump, say
+            raise ValueError(
+                "a listing holds the seller's side only, and this one has buyer preferences: drop 'buyer' "
+                "(Scenario.listing() is a scenario's listing)"
+            )
+        return data
+
     @field_validator("issues")
     @classmethod
     def _issues(cls, v: tuple[Issue, ...]) -> tuple[Issue, ...]:
