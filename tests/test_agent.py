@@ -139,6 +139,7 @@ def test_bad_options_are_usage_errors():
         ({"max_retries": 1.5}, "max_retries must be a whole number, 0 or more, not 1.5"),
         ({"seed": "abc"}, "seed must be a whole number or None, not 'abc'"),
         ({"seed": float("nan")}, "seed must be a whole number or None, not nan"),
+        ({"limits": {"minimum": {"price": 9}, "maximum": {"price": 8}}}, "minimum price 9 is above the maximum 8"),
     ):
         with pytest.raises(UsageError, match=words):
             SellerAgent(**{"model": "scripted/boulware", **kwargs})

@@ -359,3 +359,14 @@ def test_example_listing_refuses_what_would_name_another_scenario():
         with pytest.raises(UsageError, match=words):
             example_listing(**kwargs)
     assert example_listing(seed=0, max_rounds=3).max_rounds == 3
+
+
+def test_limits_that_contradict_themselves_are_refused_where_they_are_written():
+    # Before: HardLimits (and SellerAgent(limits=...)) took a minimum above the maximum, refused only
+    # when a negotiation was opened, or never (an agent's own limits in run_negotiation).
+    with pytest.raises(ValidationError, match="minimum price 1000 is above the maximum 900"):
+        HardLimits(minimum={"price": 1000}, maximum={"price": 900})
+    # Two sets that contradict each other only together are named where they meet a listing.
+    merged = HardLimits(minimum={"price": 1000}).merged(HardLimits(maximum={"price": 900}))
+    with pytest.raises(ValueError, match="^minimum price 1000 is above the maximum 900$"):
+        _desk().check_limits(merged)

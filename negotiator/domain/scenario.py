@@ -39,6 +39,14 @@ class HardLimits(BaseModel):
     forbidden: dict[str, tuple[Value, ...]] = Field(default_factory=dict)
     min_utility: FiniteFloat | None = Field(default=None, ge=0.0, le=1.0)
 
+    @model_validator(mode="after")
+    def _not_contradictory(self) -> HardLimits:
+        # Checked where the limits are written (SellerAgent(limits=...)), not first at a negotiation.
+        for k, lo in self.minimum.items():
+            if k in self.maximum and lo > self.maximum[k]:
+                raise ValueError(f"minimum {k} {_fmt(lo)} is above the maximum {_fmt(self.maximum[k])}")
+        return self
+
     def merged(self, other: HardLimits | None) -> HardLimits:
         """The stricter of both sets of limits."""
         if other is None:
@@ -53,7 +61,9 @@ class HardLimits(BaseModel):
         for k, options in other.forbidden.items():
             fb[k] = tuple(dict.fromkeys([*fb.get(k, ()), *options]))
         mu = [x for x in (self.min_utility, other.min_utility) if x is not None]
-        return HardLimits(minimum=lo, maximum=hi, forbidden=fb, min_utility=max(mu) if mu else None)
+        # Not validated again: two sets that contradict each other are refused where they meet a listing
+        # (check_space names the limits), not here with a validation error.
+        return HardLimits.model_construct(minimum=lo, maximum=hi, forbidden=fb, min_utility=max(mu) if mu else None)
 
     def on(self, space: OutcomeSpace) -> HardLimits:
         """These limits as ``space`` writes its options: each forbidden option put on the issue's own option
