@@ -292,3 +292,16 @@ def test_the_docstring_example_runs(module, tmp_path):
     code += "\n    assert state.transcript[-1].party == 'seller'\n\nasyncio.run(main())\n"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+async def test_sessions_used_after_its_block_says_so(tmp_path, scenario):
+    async with Sessions.connect("scripted/boulware", tmp_path / "n.sqlite") as sessions:
+        st = await sessions.open(scenario)
+    # Before: ValueError: no active connection (from aiosqlite).
+    for call in (sessions.get(st.id), sessions.open(scenario), sessions.move(st.id, BuyerMove.accept())):
+        with pytest.raises(
+            UsageError, match=r"this Sessions is closed: its `async with Sessions.connect\(...\)` block"
+        ):
+            await call
+    async with Sessions.connect("scripted/boulware", tmp_path / "n.sqlite") as sessions:
+        assert (await sessions.get(st.id)).turn == 0

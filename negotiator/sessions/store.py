@@ -181,6 +181,7 @@ class Sessions:
         self._ledger_ready = False
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._scenarios: dict[str, Listing] = {}  # parsed once per session; scenarios never change
+        self._closed = False  # Sessions.connect's block has ended: its store is closed
 
     @classmethod
     @asynccontextmanager
@@ -202,6 +203,7 @@ class Sessions:
             try:
                 yield sessions
             finally:
+                sessions._closed = True  # its store closes with the block (a URL may hold a password: not named)
                 if sessions._owns_seller:
                     await sessions.seller.aclose()
 
@@ -217,6 +219,7 @@ class Sessions:
         ``session_id`` (32 hex digits, unused) lets a protocol face give the negotiation the
         id its own protocol already chose (an A2A task id); by default a fresh one.
         """
+        self._usable()
         scenario, limits = _checked(scenario, limits)
         own = getattr(self.seller, "limits", None)  # a SellerAgent's own limits: refused now, not at its first move
         if isinstance(own, HardLimits):
@@ -402,7 +405,15 @@ class Sessions:
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
         return bool(snapshot.values.get("scenario"))
 
+    def _usable(self) -> None:
+        if self._closed:
+            raise UsageError(
+                "this Sessions is closed: its `async with Sessions.connect(...)` block has ended, and its store "
+                "with it; use it inside the block, or connect again"
+            )
+
     async def _load(self, session_id: str) -> _Channels:
+        self._usable()
         if not isinstance(session_id, str) or not session_id:
             raise UnknownSession(f"no negotiation with id {session_id!r}")
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
@@ -421,6 +432,7 @@ class Sessions:
             self._ledger_ready = True
 
     async def _commit(self, session_id: str, update: _Channels) -> None:
+        self._usable()
         # durability="sync": the checkpoint is on disk before the caller hears back.
         await self._graph.ainvoke(update, {"configurable": {"thread_id": session_id}}, durability="sync")
 
