@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import pickle
 
@@ -206,3 +207,10 @@ def test_an_agent_says_what_it_is_and_how_to_get_one_into_a_worker():
         pickle.dumps(agent)
     rebuilt = SellerAgent(agent.spec, limits=pickle.loads(pickle.dumps(agent.limits)))  # what a worker does
     assert repr(rebuilt) == repr(agent)
+
+
+def test_help_names_every_argument_of_the_seller():
+    # help(SellerAgent) shows an Args: entry for each parameter (before: one 16-name paragraph).
+    names = [n for n in inspect.signature(SellerAgent.__init__).parameters if n != "self"]
+    args = SellerAgent.__doc__.split("Args:")[1]
+    assert [n for n in names if f"\n        {n}: " not in args] == []

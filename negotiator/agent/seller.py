@@ -147,19 +147,32 @@ def _recorded(model: str, strategy: Strategy | str | None | EllipsisType, genera
 class SellerAgent(LLMParty):
     """The seller a commerce app embeds: an LLM party that always plays the seller, guarded.
 
-    ``model`` is a spec (``local/gemma-3-270m``, ``openai/gpt-4o-mini``, ``scripted/...``,
-    with strategy settings after ``?``) or a ``ChatModel``. ``limits`` are the business's
-    hard limits on top of each listing's own. ``strategy`` is the negotiation strategy the
-    model chooses among (``None`` or ``"none"``: the model writes its own terms; unset: the one
-    a trained model trained with, else ``responsive``; a ``?strategy=`` in the spec wins). ``mode``,
-    ``max_retries``, ``temperature``, ``max_tokens``, ``retry`` and ``constrain`` tune the
-    model calls (a spec's own ``?temperature=`` / ``?max_tokens=`` are the same settings: give each
-    once; unset, the model's own temperature and 256 tokens); ``base_url`` / ``api_key`` route LiteLLM; ``tracer`` overrides the
-    OpenTelemetry tracer; ``spec`` is the name episodes record (default: ``model``);
-    ``seed`` seeds sampling per turn (each call sends a seed derived from it and the
-    turn, so reruns and arms meet the same random numbers; None sends none);
-    ``wrap_model`` wraps the resolved chat model (a rate limiter, a recorder).
-    The guard cannot be switched off.
+    The guard cannot be switched off: no offer or accept crosses the listing's, the negotiation's
+    or these ``limits``. Run it with ``Sessions`` (live negotiations) or ``respond`` (one move).
+
+    Args:
+        model: a spec (``local/gemma-3-270m-reader?temperature=0``, the default; ``openai/gpt-4o-mini``;
+            ``hosted_vllm/MODEL``; ``scripted/boulware`` in tests), strategy settings after ``?``,
+            or a ``ChatModel``.
+        instructions: the business's voice and words (``"Friendly, concise. Brand: Oakline."``).
+        limits: the business's hard limits (``HardLimits`` or its dict), on top of each listing's own.
+        strategy: the negotiation strategy the model chooses among; ``None`` or ``"none"``: the model
+            writes its own terms; unset: the one a trained model trained with, else ``responsive``;
+            a ``?strategy=`` in the spec wins.
+        mode: ``auto``, ``json`` or ``tools``: how the model answers.
+        max_retries: how often an unusable answer is sent back with feedback before the fallback move.
+        base_url: a LiteLLM server's URL (``hosted_vllm/...``).
+        api_key: a LiteLLM provider's key.
+        temperature: sampling temperature (unset: the model's own; a spec's ``?temperature=`` is the
+            same setting: give it once).
+        max_tokens: token limit of one turn (unset: 256; or the spec's ``?max_tokens=``).
+        retry: backoff and timeout of provider calls (``RetryPolicy``).
+        constrain: in json mode, ask for decoding constrained to the action's JSON schema where the backend can.
+        tracer: the OpenTelemetry tracer (default: the global one).
+        spec: the name episodes record (default: ``model`` with the arguments that change play).
+        seed: seeds sampling per turn (each call sends a seed derived from it and the turn, so reruns
+            meet the same random numbers; None sends none).
+        wrap_model: wraps the resolved chat model (a rate limiter, a recorder).
     """
 
     def __init__(
