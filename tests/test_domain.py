@@ -370,3 +370,12 @@ def test_limits_that_contradict_themselves_are_refused_where_they_are_written():
     merged = HardLimits(minimum={"price": 1000}).merged(HardLimits(maximum={"price": 900}))
     with pytest.raises(ValueError, match="^minimum price 1000 is above the maximum 900$"):
         _desk().check_limits(merged)
+
+
+def test_a_listing_is_a_key_and_a_cache_argument():
+    # Before: TypeError: unhashable type: 'dict' (pydantic's hash of a frozen model with dict fields).
+    first, again = example_listing(seed=0), example_listing(seed=0)
+    assert {first: "desk"}[again] == "desk" and hash(generate(3)) == hash(generate(3))
+    assert (
+        len({first, example_listing(seed=1), generate(0), generate(0).listing()}) == 3
+    )  # a Scenario is not its listing

@@ -294,6 +294,10 @@ class Listing(BaseModel):
         """Content hash: two games with the same fingerprint are the same game."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
+    def __hash__(self) -> int:
+        # Frozen, so hashable as a key or a cache argument; pydantic's own hash fails on the dict fields.
+        return hash(self.fingerprint)
+
     @property
     def max_turns(self) -> int:
         return 2 * self.max_rounds
