@@ -213,6 +213,9 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
         await sessions.move(st.id, {"action": "walk_away", "terms": {"price": 1}})
     with pytest.raises(UsageError, match="action"):
         await sessions.move(st.id, {"action": "haggle"})
+    # A shopper's text passed on as it came: before, pydantic's ValidationError, which `except UsageError` missed.
+    with pytest.raises(UsageError, match="invalid buyer move: message: String should have at most 2000 characters"):
+        await sessions.move(st.id, "x" * 2001)
     with pytest.raises(UsageError, match="a buyer move is a BuyerMove, a dict or a message string, not NoneType"):
         await sessions.move(st.id, None)  # before: AttributeError: 'NoneType' object has no attribute 'expected_turn'
     with pytest.raises(MoveConflict, match="moved on"):

@@ -262,11 +262,9 @@ class Sessions:
 
     async def move(self, session_id: str, move: BuyerMove | str | dict) -> SessionState:
         """Apply the buyer's move and get the seller's reply; a string is a free-text message."""
-        if isinstance(move, str):
-            move = BuyerMove.say(move)
-        elif isinstance(move, dict):
-            try:
-                move = BuyerMove.model_validate(move)
+        if isinstance(move, (str, dict)):
+            try:  # a shopper's text, or a page's JSON: what is wrong with it is the caller's to show (UsageError)
+                move = BuyerMove.say(move) if isinstance(move, str) else BuyerMove.model_validate(move)
             except ValidationError as e:
                 raise UsageError(f"invalid buyer move: {_first_error(e)}") from None
         elif not isinstance(move, BuyerMove):
