@@ -379,3 +379,15 @@ def test_a_listing_is_a_key_and_a_cache_argument():
     assert (
         len({first, example_listing(seed=1), generate(0), generate(0).listing()}) == 3
     )  # a Scenario is not its listing
+
+
+def test_limits_refuse_true_and_false_for_numbers():
+    # Before: min_utility=True demanded utility 1.0 (only the ideal offer), minimum={"price": True} a floor of 1.
+    for limits, words in (
+        ({"min_utility": True}, "min_utility: True is not a number"),
+        ({"minimum": {"price": True}}, "minimum: price=True is not a number"),
+        ({"forbidden": {"warranty_years": (2, False)}}, "forbidden: warranty_years=False is not a number"),
+    ):
+        with pytest.raises(ValidationError, match=words):
+            HardLimits.model_validate(limits)
+    assert HardLimits(minimum={"price": 3}, min_utility=0.5).minimum == {"price": 3.0}

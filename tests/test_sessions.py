@@ -213,6 +213,11 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
         await sessions.move(st.id, {"action": "walk_away", "terms": {"price": 1}})
     with pytest.raises(UsageError, match="action"):
         await sessions.move(st.id, {"action": "haggle"})
+    # Before: {"price": True} was read as a price of 1, clamped to the lowest price of the range.
+    with pytest.raises(
+        UsageError, match=r"invalid buyer move: terms: Value error, price=True is not a value of an issue"
+    ):
+        await sessions.move(st.id, {"action": "offer", "terms": {**_low_offer(scenario, 530), "price": True}})
     # A shopper's text passed on as it came: before, pydantic's ValidationError, which `except UsageError` missed.
     with pytest.raises(UsageError, match="invalid buyer move: message: String should have at most 2000 characters"):
         await sessions.move(st.id, "x" * 2001)

@@ -39,6 +39,19 @@ class HardLimits(BaseModel):
     forbidden: dict[str, tuple[Value, ...]] = Field(default_factory=dict)
     min_utility: FiniteFloat | None = Field(default=None, ge=0.0, le=1.0)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans(cls, data: object) -> object:
+        # pydantic reads True as 1: min_utility=True would demand the ideal offer, minimum={"price": True} a floor of 1.
+        if isinstance(data, dict):
+            for key, value in data.items():
+                found = _booleans(value)
+                if found:
+                    raise ValueError(
+                        f"{key}: {found} is not a number or an option; limits are numbers (and option names)"
+                    )
+        return data
+
     @model_validator(mode="after")
     def _not_contradictory(self) -> HardLimits:
         # Checked where the limits are written (SellerAgent(limits=...)), not first at a negotiation.
@@ -373,6 +386,17 @@ class PublicScenario(BaseModel):
 NO_LIMITS = HardLimits()
 """The buyer's limits: none (frozen, so every view shares one, and the strategy's outcome
 index for a side is found by identity on every move)."""
+
+
+def _booleans(value: object) -> str:
+    """Where ``value`` (a limit, a mapping or a list of them) holds True or False: ``price=True``; '' if nowhere."""
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, dict):
+        return next((f"{k}={_booleans(v)}" for k, v in value.items() if _booleans(v)), "")
+    if isinstance(value, (list, tuple)):
+        return next((repr(v) for v in value if isinstance(v, bool)), "")
+    return ""
 
 
 def _snap_into(issue: NumericIssue, x: float, *, up: bool) -> Value:

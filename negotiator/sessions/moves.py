@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
 from ..domain.issues import OutcomeSpace, Value
@@ -55,6 +55,16 @@ class BuyerMove(BaseModel):
         description="the number of moves the client has seen (state.turn); when the negotiation has moved on, "
         "the move is refused instead of being applied twice (double clicks, two tabs)",
     )
+
+    @field_validator("terms", mode="before")
+    @classmethod
+    def _no_booleans(cls, terms: object) -> object:
+        # pydantic would read {"price": True} as a price of 1.
+        if isinstance(terms, dict):
+            for k, v in terms.items():
+                if isinstance(v, bool):
+                    raise ValueError(f"{k}={v!r} is not a value of an issue; give a number or an option")
+        return terms
 
     @classmethod
     def offer(cls, terms: Mapping[str, object], message: str = "", **kw) -> BuyerMove:
