@@ -21,6 +21,8 @@ What an app must catch is exported here and from ``negotiator``: ``UsageError`` 
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class NegotiatorError(Exception):
     """Base class of every error this package raises (control flow aside)."""
@@ -40,9 +42,10 @@ class MoveConflict(UsageError):
     the caller reloads before deciding again.
     """
 
-    def __init__(self, message: str, state: object = None):
+    def __init__(self, message: str, state: Any = None):
         super().__init__(message)
-        self.state = state
+        # A SessionState; typed Any, as this module sits below sessions: an app's e.state.turn type-checks.
+        self.state: Any = state
 
 
 class UnknownSession(UsageError):

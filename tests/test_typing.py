@@ -35,7 +35,7 @@ def test_each_face_lists_what_it_exports():
 
 # An app written as docs/embedding.md writes it, with the annotations --strict asks of an app's own code.
 APP = """
-from negotiator import BuyerMove, MakeOffer, SellerAgent, Sessions, SessionState, TurnRecord, example_listing
+from negotiator import BuyerMove, MakeOffer, MoveConflict, SellerAgent, Sessions, SessionState, TurnRecord, example_listing
 
 
 async def shop(sessions: Sessions, seller: SellerAgent) -> SessionState:
@@ -43,7 +43,12 @@ async def shop(sessions: Sessions, seller: SellerAgent) -> SessionState:
     token: str = opened.token
     offer = {"price": 850, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}  # dict[str, object]
     state = await sessions.move(opened.id, BuyerMove.offer(offer, "Would you take 850?", expected_turn=opened.turn))
-    state = await sessions.move(state.id, "Is that your best price?")
+    try:
+        state = await sessions.move(state.id, "Is that your best price?")
+    except MoveConflict as e:  # .state: where the negotiation stands now
+        reloaded: int = e.state.turn
+        state = await sessions.get(state.id)
+        assert state.turn == reloaded
     assert await sessions.verify_token(state.id, token)
     turn: TurnRecord = await seller.respond(example_listing(seed=0), [{"party": "buyer", "action": {}}])
     assert isinstance(turn.action, MakeOffer) and float(turn.action.terms["price"]) >= 900
