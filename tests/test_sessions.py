@@ -218,6 +218,12 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
         UsageError, match=r"invalid buyer move: terms: Value error, price=True is not a value of an issue"
     ):
         await sessions.move(st.id, {"action": "offer", "terms": {**_low_offer(scenario, 530), "price": True}})
+    # The shortcuts an app builds a shopper's move with raise what move() raises for the same input;
+    # before, pydantic's ValidationError, which `except UsageError` (api.md's pattern) let through.
+    with pytest.raises(UsageError, match=r"invalid buyer move: terms.price: Value error, must be a finite number"):
+        BuyerMove.offer({"price": float("nan")}, "NaN?")
+    with pytest.raises(UsageError, match="invalid buyer move: message: String should have at most 2000"):
+        BuyerMove.say("x" * 2001)
     # A shopper's text passed on as it came: before, pydantic's ValidationError, which `except UsageError` missed.
     with pytest.raises(UsageError, match="invalid buyer move: message: String should have at most 2000 characters"):
         await sessions.move(st.id, "x" * 2001)

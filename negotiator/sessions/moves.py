@@ -24,7 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
 from ..domain.issues import OutcomeSpace, Value
@@ -67,22 +67,39 @@ class BuyerMove(BaseModel):
         return terms
 
     @classmethod
-    def offer(cls, terms: Mapping[str, object], message: str = "", **kw) -> BuyerMove:
-        # Any mapping: an app's {"price": 850, "assembly": "none"} is a dict[str, object] to a type checker.
-        # The values are validated here, as every move's are.
-        return cls.model_validate({"action": "offer", "terms": dict(terms), "message": message, **kw})
+    def offer(cls, terms: Mapping[str, object], message: str = "", **kw: object) -> BuyerMove:
+        """An offer; issues left out keep the buyer's previous values. Any mapping: an app's
+        ``{"price": 850, "assembly": "none"}`` is a ``dict[str, object]`` to a type checker."""
+        return cls.of({"action": "offer", "terms": dict(terms), "message": message, **kw})
 
     @classmethod
-    def say(cls, message: str, **kw) -> BuyerMove:
-        return cls(action="message", message=message, **kw)
+    def say(cls, message: str, **kw: object) -> BuyerMove:
+        return cls.of({"action": "message", "message": message, **kw})
 
     @classmethod
-    def accept(cls, message: str = "", **kw) -> BuyerMove:
-        return cls(action="accept", message=message, **kw)
+    def accept(cls, message: str = "", **kw: object) -> BuyerMove:
+        return cls.of({"action": "accept", "message": message, **kw})
 
     @classmethod
-    def walk_away(cls, message: str = "", **kw) -> BuyerMove:
-        return cls(action="walk_away", message=message, **kw)
+    def walk_away(cls, message: str = "", **kw: object) -> BuyerMove:
+        return cls.of({"action": "walk_away", "message": message, **kw})
+
+    @classmethod
+    def of(cls, move: Mapping[str, object]) -> BuyerMove:
+        """The move ``move`` writes (a page's JSON), or a UsageError naming what is wrong with it: the
+        shopper's input, for the app to show (the shortcuts above raise the same)."""
+        try:
+            return cls.model_validate(dict(move))
+        except ValidationError as e:
+            raise UsageError(f"invalid buyer move: {first_error(e)}") from None
+
+
+def first_error(e: ValidationError) -> str:
+    """A validation error in one line: where, what, and how many more."""
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"
 
 
 def to_action(move: BuyerMove, state: ProtocolState, space: OutcomeSpace) -> MakeOffer | Accept | WalkAway:

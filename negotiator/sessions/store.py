@@ -69,7 +69,7 @@ from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSessio
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
 from .ledger import ledger_for, overlay
-from .moves import BuyerMove, MoveConflict, to_action
+from .moves import BuyerMove, MoveConflict, first_error, to_action
 from .state import OpenedSession, SessionState, public_state, replay
 
 TOKEN_PREFIX = "nst_"  # tells a session token from an API key at a glance (and in a leaked log)
@@ -262,11 +262,8 @@ class Sessions:
 
     async def move(self, session_id: str, move: BuyerMove | str | dict) -> SessionState:
         """Apply the buyer's move and get the seller's reply; a string is a free-text message."""
-        if isinstance(move, (str, dict)):
-            try:  # a shopper's text, or a page's JSON: what is wrong with it is the caller's to show (UsageError)
-                move = BuyerMove.say(move) if isinstance(move, str) else BuyerMove.model_validate(move)
-            except ValidationError as e:
-                raise UsageError(f"invalid buyer move: {_first_error(e)}") from None
+        if isinstance(move, (str, dict)):  # a shopper's text, or a page's JSON: UsageError names what is wrong
+            move = BuyerMove.say(move) if isinstance(move, str) else BuyerMove.of(move)
         elif not isinstance(move, BuyerMove):
             raise UsageError(
                 f"a buyer move is a BuyerMove, a dict or a message string, not {type(move).__name__} {move!r}"
@@ -463,21 +460,14 @@ def _checked(scenario: Listing | dict, limits: HardLimits | dict | None) -> tupl
             scenario = scenario.listing()  # the buyer's preferences are neither needed nor kept
         sc = scenario if isinstance(scenario, Listing) else Listing.model_validate(scenario)
     except ValidationError as e:
-        raise UsageError(f"invalid listing: {_first_error(e)}") from None
+        raise UsageError(f"invalid listing: {first_error(e)}") from None
     try:
         lim = HardLimits.model_validate(limits) if isinstance(limits, dict) else limits
     except ValidationError as e:
-        raise UsageError(f"invalid limits: {_first_error(e)}") from None
+        raise UsageError(f"invalid limits: {first_error(e)}") from None
     try:
         sc.check_limits(lim)
         lim = lim.on(sc.space) if lim is not None else None  # stored as the listing writes its options
     except ValueError as e:
         raise UsageError(f"invalid limits: {e}") from None
     return sc, lim
-
-
-def _first_error(e: ValidationError) -> str:
-    err = e.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
