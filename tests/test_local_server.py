@@ -276,12 +276,135 @@ def test_usage_counts_real_tokens(server):
         ),
         ({"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}, 400, "alternate"),
         ({"messages": []}, 400, "messages"),
+        # out of range or not a number: refused as vLLM refuses them, never clamped or passed to the decoder
+        ({"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}, 400, "max_tokens: Input should be greater"),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "max_tokens": 1.5},
+            400,
+            "max_tokens: Input should be a valid integer",
+        ),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "temperature": -1},
+            400,
+            "temperature: Input should be greater",
+        ),
+        ({"messages": [{"role": "user", "content": "x"}], "top_p": 0}, 400, "top_p: Input should be greater than 0"),
+        ({"messages": [{"role": "user", "content": "x"}], "top_k": -5}, 400, "top_k: Input should be greater"),
+        ({"messages": [{"role": "user", "content": "x"}], "seed": 1.5}, 400, "seed: Input should be a valid integer"),
+        ({"messages": [{"role": "user", "content": "x"}], "n": 0}, 400, "n must be 1"),
+        ({"messages": [1]}, 400, "messages.0: Input should be an object"),
+        # what it cannot honour is refused, not ignored
+        (
+            {"messages": [{"role": "user", "content": "x"}], "stop": ["}"]},
+            400,
+            "stop: stop sequences are not supported",
+        ),
+        ({"messages": [{"role": "user", "content": "x"}], "logprobs": True}, 400, "logprobs are not supported"),
+        ({"messages": [{"role": "user", "content": "x"}], "guided_json": {"type": "object"}}, 400, "response_format"),
+        # vLLM's answer to a model it does not serve
+        ({"messages": [{"role": "user", "content": "x"}], "model": "gpt-4o"}, 404, "The model `gpt-4o` does not exist"),
     ],
 )
 def test_bad_requests_get_clear_400s(server, body, status, words):
     r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=30)
-    assert r.status_code == status and words in r.json()["error"]["message"]
+    assert r.status_code == status and words in r.json()["error"]["message"], r.text
+    assert r.json()["error"]["code"] == status
     assert server.healthy()
+
+
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b"[]", "the request body must be a JSON object (an OpenAI chat completion request)"),
+        (b"null", "the request body must be a JSON object (an OpenAI chat completion request)"),
+        (b"{not json", "the request body is not JSON (key must be a string at line 1 column 2)"),
+        (
+            b'{"messages": [{"role": "user", "content": "x"}], "temperature": NaN}',
+            "temperature: Input should be a finite number",
+        ),
+        (
+            b'{"messages": [{"role": "user", "content": "x"}], "max_tokens": Infinity}',
+            "max_tokens: Input should be a finite number",
+        ),
+    ],
+)
+def test_malformed_and_non_finite_bodies_get_openai_shaped_400s(server, raw, words):
+    """These were a plain-text 500 "Internal Server Error" (a list or null body, max_tokens Infinity) or
+    were served as if valid (temperature NaN: greedy, without a word)."""
+    r = httpx.post(f"{server.base_url}/chat/completions", content=raw, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"]["message"] == words, r.text
+
+
+def test_a_bad_request_never_fails_the_requests_batched_with_it(server):
+    """top_k=-5 reached the decoder and failed its whole batch: a good request sent at the same moment got
+    500 "selected index k out of range" too."""
+    good = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 5, "temperature": 1.0, "seed": 1}
+    bad = {**good, "top_k": -5}
+
+    async def both():
+        async with httpx.AsyncClient(timeout=60) as c:
+            url = f"{server.base_url}/chat/completions"
+            return await asyncio.gather(*(c.post(url, json=b) for b in (good, bad, good)))
+
+    statuses = [r.status_code for r in asyncio.run(both())]
+    assert statuses == [200, 400, 200]
+
+
+def test_the_context_and_the_body_size_are_bounded(server):
+    """A chat longer than the model's context was decoded anyway (positions past what the model
+    knows), and a 100 MB body was read, tokenized on the event loop (/health unanswered for minutes)
+    and failed the batch with an out-of-memory 500."""
+    url = f"{server.base_url}/chat/completions"
+    context = httpx.get(f"{server.base_url}/models").json()["data"][0]["max_model_len"]
+    assert context == 8192  # the tiny Gemma's max_position_embeddings
+    long = {"messages": [{"role": "user", "content": "price " * 9000}], "max_tokens": 3}
+    r = httpx.post(url, json=long, timeout=60)
+    assert r.status_code == 400 and r.json()["error"]["message"].startswith("this model's context is 8192 tokens")
+    short = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8190}
+    r = httpx.post(url, json=short, timeout=60)
+    assert r.status_code == 400 and "and max_tokens asks for 8190 more" in r.json()["error"]["message"]
+    huge = b'{"messages": [{"role": "user", "content": "' + b"x" * (5 * 2**20) + b'"}]}'
+    r = httpx.post(url, content=huge, headers={"Content-Type": "application/json"}, timeout=60)
+    assert (
+        r.status_code == 413 and r.json()["error"]["message"] == "the request body is over 4 MiB; send a shorter chat"
+    )
+    assert server.healthy()
+
+
+def test_openai_shapes_for_models_and_unknown_paths(server):
+    models = httpx.get(f"{server.base_url}/models").json()
+    (model,) = models["data"]
+    assert model["id"] == "tiny-random-gemma" and isinstance(model["created"], int) and model["object"] == "model"
+    r = httpx.get(f"{server.base_url}/completions")
+    assert r.status_code == 404 and r.json()["error"]["message"] == "GET /v1/completions: Not Found"
+    r = httpx.get(f"{server.base_url}/chat/completions")
+    assert r.status_code == 405 and r.json()["error"]["type"] == "invalid_request_error"
+
+
+def test_the_openai_client_reads_the_servers_answers_and_errors(server):
+    """What a user of the OpenAI Python client sees: the model listed, answers, and OpenAI's exception
+    classes with the server's one-line message."""
+    import openai
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    assert [m.id for m in client.models.list()] == ["tiny-random-gemma"]
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    r = client.chat.completions.create(
+        model="tiny-random-gemma",
+        messages=[{"role": "user", "content": "hi"}],
+        max_tokens=30,
+        temperature=0,
+        response_format={"type": "json_schema", "json_schema": {"name": "x", "schema": schema}},
+    )
+    assert r.model == "tiny-random-gemma" and r.usage.completion_tokens >= 1
+    if r.choices[0].finish_reason == "stop":
+        assert isinstance(json.loads(r.choices[0].message.content)["a"], int)
+    with pytest.raises(openai.NotFoundError, match="The model `gemma` does not exist"):
+        client.chat.completions.create(model="gemma", messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(openai.BadRequestError, match="streaming is not supported"):
+        client.chat.completions.create(
+            model="tiny-random-gemma", messages=[{"role": "user", "content": "hi"}], stream=True
+        )
 
 
 # --- eval end to end and LoRA adapters -------------------------------------------------------

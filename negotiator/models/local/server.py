@@ -5,6 +5,10 @@ streamed). ``response_format`` takes a JSON schema exactly as vLLM's structured 
 do (``{"type": "json_schema", "json_schema": {"schema": ...}}``, or ``json_object``), so
 the seller sends the same request to vLLM and to this server. Sampling defaults come from
 the folder's ``generation_config.json`` when a request leaves them out, as in vLLM.
+A request is checked before it reaches the decoder (:class:`ChatRequest`): a value out of
+range or not finite, a chat longer than the model's context, a body over 4 MiB, a model
+name the server does not serve and a parameter it does not implement are refused with
+OpenAI's error body, ``{"error": {"message", "type", "param", "code"}}``.
 
 Run as ``python -m negotiator.models.local.server FOLDER``; ``negotiator serve-local``
 and the ``local/...`` specs start it for you. With ``--parent-pid`` it exits as soon as
@@ -24,9 +28,49 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+
 from .decoding import JSON_OBJECT, Request, Sampling, sampling_defaults
 
 DEFAULT_MAX_TOKENS = 256
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a negotiation's request is a few KB; the model reads at most its context anyway
+
+# Parameters of OpenAI's or vLLM's request that this server does not implement: refused, not
+# ignored, so a client never gets an answer made without what it asked for.
+UNSUPPORTED = {
+    "stop": "stop sequences are not supported; the answer ends at the model's end of turn or at max_tokens",
+    "logprobs": "logprobs are not supported",
+    "top_logprobs": "logprobs are not supported",
+    "logit_bias": "logit_bias is not supported",
+    "presence_penalty": "presence_penalty is not supported",
+    "frequency_penalty": "frequency_penalty is not supported",
+    "repetition_penalty": "repetition_penalty is not supported",
+    "guided_json": "ask for JSON with response_format (json_schema or json_object)",
+    "guided_regex": "ask for JSON with response_format (json_schema or json_object)",
+    "guided_choice": "ask for JSON with response_format (json_schema or json_object)",
+    "guided_grammar": "ask for JSON with response_format (json_schema or json_object)",
+    "structured_outputs": "ask for JSON with response_format (json_schema or json_object)",
+}
+
+
+class ChatRequest(BaseModel):
+    """What this server reads of an OpenAI chat completion request, with the ranges vLLM checks:
+    a value out of range or not finite is refused (400), never clamped or passed to the decoder."""
+
+    model_config = ConfigDict(extra="allow")  # OpenAI clients send more (user, metadata, ...): harmless
+
+    messages: list[dict[str, Any]] = Field(min_length=1)
+    model: str | None = None
+    stream: bool = False
+    n: int = 1
+    max_tokens: int | None = Field(None, ge=1)
+    max_completion_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0, allow_inf_nan=False)
+    top_p: float | None = Field(None, gt=0, le=1, allow_inf_nan=False)
+    top_k: int | None = Field(None, ge=-1)  # -1 or 0: off, as in vLLM
+    seed: StrictInt | None = None
+    response_format: Any = None
+    tools: Any = None
 
 
 def create_app(engine, served_name: str, defaults: Sampling | None = None):
@@ -35,13 +79,22 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
     from fastapi import FastAPI
     from fastapi import Request as HTTPRequest
     from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException
 
     defaults = defaults or Sampling()
     decoder = engine.decoder
+    context = decoder.model.config.get_text_config().max_position_embeddings  # prompt + answer, in tokens
+    created = int(time.time())
     app = FastAPI(title="negotiator local model server")
 
-    def error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
-        return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status_code=status)
+    def error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None) -> JSONResponse:
+        body = {"error": {"message": message, "type": kind, "param": param, "code": status}}
+        return JSONResponse(body, status_code=status)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: HTTPRequest, e: HTTPException) -> JSONResponse:  # unknown path, wrong method
+        kind = "NotFoundError" if e.status_code == 404 else "invalid_request_error"
+        return error(e.status_code, f"{request.method} {request.url.path}: {e.detail}", kind)
 
     @app.get("/health")
     async def health():
@@ -49,7 +102,8 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
 
     @app.get("/v1/models")
     async def models():
-        return {"object": "list", "data": [{"id": served_name, "object": "model", "owned_by": "negotiator"}]}
+        model = {"id": served_name, "object": "model", "created": created, "owned_by": "negotiator"}
+        return {"object": "list", "data": [{**model, "max_model_len": context}]}
 
     @app.get("/metrics")
     async def metrics():
@@ -57,31 +111,58 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
 
     @app.post("/v1/chat/completions")
     async def chat(request: HTTPRequest):
+        raw = await _read_body(request, MAX_BODY_BYTES)
+        if raw is None:
+            return error(413, f"the request body is over {MAX_BODY_BYTES // 2**20} MiB; send a shorter chat")
         try:
-            body = await request.json()
-        except ValueError:
-            return error(400, "the request body is not JSON")
-        messages = body.get("messages")
-        if not isinstance(messages, list) or not messages:
-            return error(400, "messages must be a non-empty list")
-        if body.get("stream"):
-            return error(400, "streaming is not supported by the local server; send stream=false")
-        if (body.get("n") or 1) != 1:
-            return error(400, "n must be 1")
-        if body.get("tools"):
-            return error(400, "this model has no tool-calling template; ask for JSON with response_format instead")
-        try:
-            grammar = await asyncio.to_thread(_grammar_for, decoder, body.get("response_format"))
-            prompt = decoder.prompt_ids(messages)
-            sampling = Sampling(
-                temperature=float(_pick(body, "temperature", defaults)),
-                top_p=float(_pick(body, "top_p", defaults)),
-                top_k=int(_pick(body, "top_k", defaults) or 0),
-                seed=_seed(body.get("seed")),
+            body = ChatRequest.model_validate_json(raw)
+        except ValidationError as e:
+            first = e.errors()[0]
+            where = ".".join(str(x) for x in first["loc"])
+            if first["type"] == "json_invalid":
+                return error(400, f"the request body is not JSON ({first['msg'].removeprefix('Invalid JSON: ')})")
+            if not where:
+                return error(400, "the request body must be a JSON object (an OpenAI chat completion request)")
+            return error(400, f"{where}: {first['msg']}", param=where)
+        if body.model is not None and body.model != served_name:
+            return error(
+                404,
+                f"The model `{body.model}` does not exist; this server serves `{served_name}`",
+                "NotFoundError",
+                "model",
             )
-            max_tokens = int(body.get("max_completion_tokens") or body.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        if body.stream:
+            return error(400, "streaming is not supported by the local server; send stream=false", param="stream")
+        if body.n != 1:
+            return error(400, "n must be 1", param="n")
+        if body.tools:
+            return error(400, "this model has no tool-calling template; ask for JSON with response_format instead")
+        for key, why in UNSUPPORTED.items():
+            if (body.model_extra or {}).get(key) not in (None, False, 0, [], {}, ""):
+                return error(400, f"{key}: {why}", param=key)
+        try:
+            grammar, prompt = await asyncio.to_thread(
+                lambda: (_grammar_for(decoder, body.response_format), decoder.prompt_ids(body.messages))
+            )
         except (ValueError, TypeError) as e:
             return error(400, str(e))
+        asked = body.max_completion_tokens or body.max_tokens
+        max_tokens = asked or min(DEFAULT_MAX_TOKENS, context - len(prompt))
+        if len(prompt) + max_tokens > context or max_tokens < 1:
+            return error(
+                400,
+                f"this model's context is {context} tokens, and the messages take {len(prompt)}"
+                + (f" and max_tokens asks for {asked} more" if asked else "")
+                + ": shorten the messages"
+                + (" or lower max_tokens" if asked else ""),
+                param="messages",
+            )
+        sampling = Sampling(
+            temperature=_pick(body.temperature, defaults.temperature),
+            top_p=_pick(body.top_p, defaults.top_p),
+            top_k=max(0, _pick(body.top_k, defaults.top_k)),
+            seed=body.seed,
+        )
         future = engine.submit(Request(prompt, max_tokens, sampling, grammar))
         waiting = asyncio.wrap_future(future)
         while not waiting.done():
@@ -97,7 +178,7 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model") or served_name,
+            "model": served_name,
             "choices": [
                 {
                     "index": 0,
@@ -118,18 +199,21 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
     return app
 
 
-def _pick(body: dict, key: str, defaults: Sampling) -> Any:
-    value = body.get(key)
-    return getattr(defaults, key) if value is None else value
-
-
-def _seed(value: Any) -> int | None:
-    """The request's ``seed`` (an integer, as OpenAI and vLLM take it), or None."""
-    if value is None:
+async def _read_body(request, limit: int) -> bytes | None:
+    """The request body, or None once it is longer than ``limit`` bytes (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"seed must be an integer, not {value!r}")
-    return value
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > limit:
+            return None
+    return bytes(raw)
+
+
+def _pick(value: Any, default: Any) -> Any:
+    return default if value is None else value
 
 
 def _grammar_for(decoder, response_format: Any):
