@@ -538,3 +538,61 @@ def test_serve_local_runs_in_the_foreground_until_ctrl_c(home):
         assert proc.wait(15) is not None
     finally:
         proc.kill()
+
+
+def _serve_local(home, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home), "COLUMNS": "400"}
+    cmd = [sys.executable, "-m", "negotiator", "serve-local", *args]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_serve_local_refuses_a_taken_port_before_loading_the_model(home, tmp_path):
+    """The model loaded first (seconds for the 270M, minutes when it is prepared on first use), then the
+    port was found taken. A folder whose weights are damaged shows the order: the port is refused first."""
+    import shutil
+    import socket
+
+    folder = shutil.copytree(home / "models" / "tiny-random-gemma", tmp_path / "damaged")
+    (folder / "model.safetensors").write_bytes(b"not weights")
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        r = _serve_local(home, f"local/{folder}", "--port", str(taken.getsockname()[1]))
+    assert r.returncode == 2 and "address already in use" in r.stderr
+    assert "choose another --port (0 picks a free one)" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--host", "192.0.2.1", "--port", "0"], "--host takes an address of this machine"),  # TEST-NET-1
+        (["--max-batch", "0", "--port", "0"], "--max-batch 0: choose 1 or more"),
+        (["--port", "65536"], "--port 65536: choose 0..65535"),
+    ],
+)
+def test_serve_local_says_which_flag_is_wrong(home, args, words):
+    r = _serve_local(home, TINY, *args)
+    assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_serve_local_prints_a_usable_ipv6_address(home):
+    """--host ::1 printed http://::1:PORT/v1, which no client can use."""
+    import socket
+
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home), "COLUMNS": "400"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "negotiator", "serve-local", TINY, "--host", "::1", "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        url = proc.stdout.readline().split(" at ")[1].split()[0]
+        assert re.fullmatch(r"http://\[::1\]:\d+/v1", url), url
+        assert httpx.get(f"{url}/models", timeout=30).json()["data"][0]["id"] == "tiny-random-gemma"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)

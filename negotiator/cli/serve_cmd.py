@@ -282,11 +282,20 @@ def serve_command(
 def listen(host: str, port: int):
     """The service's listening socket, bound here so that a taken port is a clear error and
     ``--port 0`` (any free port) can be told to the user before the first request."""
+    import errno
+    import socket
+
     from ..models.local.servers import listening_socket
 
     try:
         return listening_socket(host, port)
     except OSError as e:
+        unknown = (socket.EAI_NONAME, socket.EAI_AGAIN, socket.EAI_FAIL)  # create_server re-raises gaierror as OSError
+        if e.errno == errno.EADDRNOTAVAIL or e.errno in unknown:  # not this machine's address, or no such name
+            raise UsageError(
+                f"cannot listen on {host}:{port}: {(e.strerror or str(e)).lower()}; --host takes an address of "
+                "this machine (127.0.0.1, ::1, 0.0.0.0 for every interface)"
+            ) from None
         raise UsageError(
             f"cannot listen on {host}:{port}: {(e.strerror or str(e)).lower()}; choose another --port (0 picks a free one) "
             "or stop what holds it"

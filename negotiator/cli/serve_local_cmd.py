@@ -32,12 +32,16 @@ def serve_local_command(
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts its threads: see servers.py
     from ..models.local.server import serve
     from ..models.local.servers import check_extra, prepare_for_use, resolve_target
+    from .serve_cmd import address, listen
 
     if port < 0 or port > 65535:
         raise UsageError(f"--port {port}: choose 0..65535")
+    if max_batch < 1:
+        raise UsageError(f"--max-batch {max_batch}: choose 1 or more")
     name = spec[len("local/") :] if spec.startswith("local/") else spec
     check_extra()
     target = resolve_target(name)
+    sock = listen(host, port)  # before the model loads (seconds, minutes on first use): a taken port fails now
     if target.note:
         err_console.print(target.note)
     for recipe in (target.recipe, target.base_recipe):
@@ -47,22 +51,19 @@ def serve_local_command(
         err_console.print(f"[yellow]warning:[/] listening on {host}: anyone who can reach it can use the model")
 
     def ready(h: str, p: int) -> None:
-        url = f"http://{h}:{p}/v1"
+        url = f"{address(sock)}/v1"
         console.print(f"serving {target.served_name} at [bold]{url}[/]  (Ctrl-C stops it)", soft_wrap=True)
         console.print(f"model folder: {target.folder}", soft_wrap=True)
         console.print(
             f"try: negotiator eval --seller hosted_vllm/{target.served_name} --seller-base-url {url}", soft_wrap=True
         )
 
-    try:
+    with sock:
         serve(
             target.folder,
             name=target.served_name,
-            host=host,
-            port=port,
+            sock=sock,
             max_batch=max_batch,
             base=target.base,
             on_ready=ready,
         )
-    except OSError as e:
-        raise UsageError(f"cannot listen on {host}:{port} ({e.strerror or e}); choose another --port") from None

@@ -257,6 +257,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 0,
     fd: int | None = None,
+    sock: socket.socket | None = None,
     parent_pid: int | None = None,
     max_batch: int = 16,
     dtype: str = "auto",
@@ -265,7 +266,9 @@ def serve(
     prefix_cache_tokens: int = 32_768,
     on_ready=None,
 ) -> None:
-    """Load ``folder`` and serve it until SIGINT/SIGTERM (or until the parent is gone)."""
+    """Load ``folder`` and serve it until SIGINT/SIGTERM (or until the parent is gone), on ``sock``
+    (a listening socket bound before the model loads, so that a taken port fails at once), or
+    the socket of file descriptor ``fd``, or a new one on ``host:port``."""
     import torch
     import uvicorn
 
@@ -281,9 +284,9 @@ def serve(
     prefixes = PrefixCache(max_tokens=prefix_cache_tokens) if prefix_cache_tokens > 0 else None
     engine = BatchingEngine(Decoder(model, tok, prefixes), max_batch=max_batch)
     app = create_app(engine, name, sampling_defaults(weights))
-    if fd is not None:
+    if sock is None and fd is not None:
         sock = socket.socket(fileno=fd)
-    else:
+    elif sock is None:
         from .servers import listening_socket
 
         sock = listening_socket(host, port)
