@@ -261,6 +261,10 @@ def test_usage_counts_real_tokens(server):
     assert r2["choices"][0]["message"]["content"] == r["choices"][0]["message"]["content"]
 
 
+def _schema(schema: dict) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+
+
 @pytest.mark.parametrize(
     "body, status, words",
     [
@@ -301,6 +305,27 @@ def test_usage_counts_real_tokens(server):
         ),
         ({"messages": [{"role": "user", "content": "x"}], "logprobs": True}, 400, "logprobs are not supported"),
         ({"messages": [{"role": "user", "content": "x"}], "guided_json": {"type": "object"}}, 400, "response_format"),
+        # a schema keyword the grammar would compile without enforcing: the answer could break it
+        (
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "response_format": _schema(
+                    {"type": "object", "properties": {"not": {"type": "array", "uniqueItems": True}}}
+                ),
+            },
+            400,
+            "the grammar does not enforce `uniqueItems` (at #/properties/not)",
+        ),
+        (
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "response_format": _schema(
+                    {"anyOf": [{"type": "integer", "not": {"const": 3}}, {"type": "string", "format": "iri"}]}
+                ),
+            },
+            400,
+            "the grammar does not enforce `not` (at #/anyOf/0)",
+        ),
         # vLLM's answer to a model it does not serve
         ({"messages": [{"role": "user", "content": "x"}], "model": "gpt-4o"}, 404, "The model `gpt-4o` does not exist"),
     ],

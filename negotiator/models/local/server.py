@@ -232,11 +232,47 @@ def _grammar_for(decoder, response_format: Any):
         schema = spec.get("schema", spec.get("json_schema")) if isinstance(spec, dict) else None
         if not isinstance(schema, dict):
             raise ValueError("response_format.json_schema.schema must be a JSON schema object")
+        if (where := _unenforced(schema)) is not None:
+            raise ValueError(
+                f"cannot honour this JSON schema: the grammar does not enforce {where}; remove it "
+                "(or check the answer yourself)"
+            )
         try:
             return decoder.grammar(schema)
         except Exception as e:
             raise ValueError(f"cannot compile this JSON schema: {e}") from None
     raise ValueError(f"unsupported response_format type {kind!r}; use json_schema, json_object or text")
+
+
+# Keywords xgrammar (0.2) compiles without enforcing them: an answer could break them, so a schema
+# that uses one is refused rather than half-honoured (as vLLM refuses what xgrammar lacks).
+_UNENFORCED = ["not", "if", "then", "else", "dependentRequired", "dependentSchemas"]
+_UNENFORCED += ["uniqueItems", "contains", "minContains", "maxContains"]
+_FORMATS = {"email", "date", "time", "date-time", "duration", "ipv4", "ipv6", "hostname", "uri", "uri-reference"}
+_FORMATS |= {"uuid", "uri-template", "json-pointer", "relative-json-pointer"}  # the string formats it enforces
+_DATA = {"enum", "const", "default", "examples"}  # values, not schemas: their keys are no keywords
+_MAPS = {"properties", "patternProperties", "$defs", "definitions"}  # names -> schemas
+
+
+def _unenforced(schema: Any, at: str = "#") -> str | None:
+    """The first keyword of ``schema`` the grammar would ignore, with where it is; None if none."""
+    if isinstance(schema, list):
+        return next((w for i, x in enumerate(schema) if (w := _unenforced(x, f"{at}/{i}"))), None)
+    if not isinstance(schema, dict):
+        return None
+    for key in _UNENFORCED:
+        if key in schema:
+            return f"`{key}` (at {at})"
+    if isinstance(schema.get("format"), str) and schema["format"] not in _FORMATS:
+        return f"the string format `{schema['format']}` (at {at})"
+    for key, value in schema.items():
+        if key in _DATA:
+            continue
+        children = value.items() if key in _MAPS and isinstance(value, dict) else [(None, value)]
+        for name, child in children:
+            if w := _unenforced(child, f"{at}/{key}" + (f"/{name}" if name is not None else "")):
+                return w
+    return None
 
 
 # --- process entry point ----------------------------------------------------------------
