@@ -326,6 +326,16 @@ def _schema(schema: dict) -> dict:
             400,
             "the grammar does not enforce `not` (at #/anyOf/0)",
         ),
+        (
+            {
+                "messages": [{"role": "user", "content": "x"}],
+                "response_format": _schema(
+                    {"allOf": [{"type": "integer"}, {"minimum": 5}]}  # "s" passed
+                ),
+            },
+            400,
+            "the grammar does not enforce `allOf` with more than one schema (at #)",
+        ),
         # vLLM's answer to a model it does not serve
         ({"messages": [{"role": "user", "content": "x"}], "model": "gpt-4o"}, 404, "The model `gpt-4o` does not exist"),
     ],

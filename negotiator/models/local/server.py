@@ -263,6 +263,8 @@ def _unenforced(schema: Any, at: str = "#") -> str | None:
     for key in _UNENFORCED:
         if key in schema:
             return f"`{key}` (at {at})"
+    if isinstance(schema.get("allOf"), list) and len(schema["allOf"]) > 1:  # one is enforced, two neither
+        return f"`allOf` with more than one schema (at {at})"
     if isinstance(schema.get("format"), str) and schema["format"] not in _FORMATS:
         return f"the string format `{schema['format']}` (at {at})"
     for key, value in schema.items():
