@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from negotiator.errors import UsageError
+from negotiator.runtime.log import DamagedLogWarning, describe, scan
 
 from .runs import runs_under
 
@@ -50,6 +51,11 @@ _LIVE = """
 _BANNER = (
     '<div class="live" style="position:sticky;top:0;background:#eef6ee;border-bottom:1px solid #cde3cd;'
     'padding:.3rem .8rem;margin:-2rem 0 1rem;font-size:.85rem;z-index:5">live: %s; refreshes as episodes land</div>'
+)
+
+_DAMAGE = (
+    '<div class="damage" style="background:#fff4e0;border:1px solid #f0d08a;padding:.3rem .8rem;margin:0 0 1rem;'
+    'font-size:.85rem">warning: %s</div>'
 )
 
 _WAITING = """<!DOCTYPE html>
@@ -109,9 +115,10 @@ class LiveReport:
         if not runs:
             shown = escape(str(self.folder))
             return _WAITING % (shown, shown) + live
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # a line being written is read on the next refresh
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
             arms = [a for a in load_arms(runs) if a.episodes]
+        damage = _damage(runs) if any(issubclass(w.category, DamagedLogWarning) for w in said) else ""
         if not arms:
             shown = escape(str(self.folder))
             return _WAITING % (shown, shown) + live
@@ -119,13 +126,29 @@ class LiveReport:
         out = Path(self._tmp.name) / "report"
         html = write_report(report, out, arms)["html"].read_text(encoding="utf-8")
         n = sum(len(a.episodes) for a in arms)
-        said = f"{n:,} negotiations in {len(runs)} run{'s' if len(runs) != 1 else ''} under {escape(str(self.folder))}"
+        shown = f"{n:,} negotiations in {len(runs)} run{'s' if len(runs) != 1 else ''} under {escape(str(self.folder))}"
         head, _, tail = html.partition("<body>")
         body, _, end = tail.rpartition("</body>")
-        return f"{head}<body>\n{_BANNER % said}{body}{live}</body>{end}"
+        return f"{head}<body>\n{_BANNER % shown}{damage}{body}{live}</body>{end}"
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+def _damage(runs: list[str | Path]) -> str:
+    """A notice of the damaged lines the page leaves out, as ``negotiator report`` warns of them;
+    a torn last line is a run still being written (read on the next refresh), not damage."""
+    notes = []
+    for run in runs:
+        log = Path(run) / "episodes.jsonl"
+        damaged = [d for d in scan(log)[1] if not d.reason.startswith("is torn")]
+        if damaged:
+            notes.append(
+                f"{escape(str(log))}: {len(damaged)} damaged line{'s' if len(damaged) > 1 else ''} left out "
+                f"({escape(describe(damaged))}); the next <code>negotiator eval</code> into that folder sets them "
+                "aside and plays those negotiations again"
+            )
+    return "".join(_DAMAGE % note for note in notes)
 
 
 def serve(folder: Path, port: int | None = None, say=print) -> ThreadingHTTPServer:

@@ -140,3 +140,42 @@ def test_view_refuses_what_is_not_a_folder(tmp_path):
     for target in (a_file, tmp_path / "missing"):
         r = cli("view", str(target))
         assert r.returncode == 2 and "is not a folder" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_view_refuses_a_port_out_of_range(tmp_path):
+    """--port 70000 was an OverflowError traceback (exit code 1)."""
+    for port in ("70000", "-1"):
+        r = cli("view", str(tmp_path), "--port", port)
+        assert r.returncode == 2 and f"--port {port}: choose 0..65535" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.browser
+def test_the_page_says_which_lines_it_left_out_and_escapes_what_runs_hold(tmp_path, viewer):
+    """Damaged lines in the middle of a log were left out without a word (`negotiator report` warns of
+    them); a torn last line is a run still being written and is no damage. Names and messages from a
+    run's files are text on the page, never markup."""
+    import json
+
+    runs = tmp_path / "runs"
+    assert cli("eval", "--seller", "rule/boulware", "--limit", "3", "--out", str(runs / "a"), "--quiet").returncode == 0
+    log = runs / "a" / "episodes.jsonl"
+    lines = log.read_text().splitlines()
+    evil = '<script>window.pwned=1</script><img src=x onerror="window.pwned=2">'
+    first = json.loads(lines[0])
+    first["seller"]["spec"] += evil
+    first["turns"][0]["action"]["message"] += evil
+    config = json.loads((runs / "a" / "config.json").read_text())
+    config["seller"] += evil  # the arm's name
+    (runs / "a" / "config.json").write_text(json.dumps(config))
+    torn = lines[2][:300]  # a line the writer has not finished
+    log.write_text("\n".join([json.dumps(first), "{not json", lines[1], "[]", lines[2], torn]))
+    v = viewer(runs)
+    with chromium_page() as page:
+        page.goto(v.url)
+        warning = page.locator(".damage").inner_text()
+        assert warning.startswith(f"warning: {log}: 2 damaged lines left out (line 2: is not JSON")
+        assert "line 4: is not an episode (a JSON object)" in warning and "line 6" not in warning
+        assert "3 negotiations in 1 run" in page.locator(".live").inner_text()
+        assert f"rule/boulware{evil}\t3\t" in page.locator("table.arms").inner_text()  # shown as text
+        assert page.locator("script", has_text="pwned").count() == 0 and page.locator("img[onerror]").count() == 0
+        assert page.evaluate("window.pwned") is None  # and not run

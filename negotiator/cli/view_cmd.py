@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import UsageError
 from .app import app, console
 
 
@@ -30,6 +31,8 @@ def view_command(
     from evals.runs import runs_root
     from evals.view import serve
 
+    if port is not None and not 0 <= port <= 65535:
+        raise UsageError(f"--port {port}: choose 0..65535 (0: any free port)")
     server = serve(folder or runs_root(), port, say=lambda m: console.print(m, highlight=False, soft_wrap=True))
     try:
         server.serve_forever(poll_interval=0.5)
