@@ -631,3 +631,40 @@ def test_serve_local_prints_a_usable_ipv6_address(home):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(30)
+
+
+def test_ctrl_c_during_a_request_answers_it_503_without_a_traceback(home):
+    """Ctrl-C while a request was generating printed asyncio's CancelledError traceback in the
+    serve-local terminal and sent the client a plain-text 500 "Internal Server Error"."""
+    import threading
+
+    env = {**os.environ, "NEGOTIATOR_HOME": str(home)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "negotiator", "serve-local", TINY, "--port", "0"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    answer: list[httpx.Response] = []
+    long = {  # 8000 characters forced by the grammar: still generating when Ctrl-C comes
+        "messages": [{"role": "user", "content": "x"}],
+        "max_tokens": 8100,
+        "response_format": _schema({"type": "string", "minLength": 8000}),
+    }
+    try:
+        url = proc.stdout.readline().split(" at ")[1].split()[0]
+        client = threading.Thread(
+            target=lambda: answer.append(httpx.post(f"{url}/chat/completions", json=long, timeout=120))
+        )
+        client.start()
+        while httpx.get(url.replace("/v1", "/metrics"), timeout=30).json()["running"] == 0:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 0
+        client.join(60)
+    finally:
+        proc.kill()
+    (r,) = answer
+    assert r.status_code == 503 and r.json()["error"]["message"].startswith("the server is stopping")
+    assert "Traceback" not in proc.stderr.read()

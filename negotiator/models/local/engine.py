@@ -91,6 +91,7 @@ class BatchingEngine:
         self._queue: queue.Queue[tuple[Request, Future]] = queue.Queue()
         self._last_batch = 1
         self.stats = {"batches": 0, "rows": 0, "completion_tokens": 0, "prompt_tokens": 0, "busy_s": 0.0}
+        self.stats["running"] = 0  # requests being generated now (vLLM's num_requests_running)
         self._thread = threading.Thread(target=self._loop, name="negotiator-engine", daemon=True)
         self._thread.start()
 
@@ -124,6 +125,7 @@ class BatchingEngine:
             if not batch:
                 continue
             t0 = time.perf_counter()
+            self.stats["running"] = len(batch)
             try:
                 results = self.decoder.generate([r for r, _ in batch])
             except Exception as e:  # a failed batch fails its requests, never the server
@@ -131,6 +133,8 @@ class BatchingEngine:
                 for _, f in batch:
                     f.set_exception(e)
                 continue
+            finally:
+                self.stats["running"] = 0
             busy = time.perf_counter() - t0
             s = self.stats
             s["batches"] += 1

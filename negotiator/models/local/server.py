@@ -165,11 +165,15 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
         )
         future = engine.submit(Request(prompt, max_tokens, sampling, grammar))
         waiting = asyncio.wrap_future(future)
-        while not waiting.done():
-            await asyncio.wait([waiting], timeout=1.0)
-            if not waiting.done() and await request.is_disconnected():
-                future.cancel()  # the client gave up (timeout): do not generate for nobody
-                return error(499, "client closed the request")
+        try:
+            while not waiting.done():
+                await asyncio.wait([waiting], timeout=1.0)
+                if not waiting.done() and await request.is_disconnected():
+                    future.cancel()  # the client gave up (timeout): do not generate for nobody
+                    return error(499, "client closed the request")
+        except asyncio.CancelledError:  # the server is stopping (Ctrl-C) with this request unanswered
+            future.cancel()
+            return error(503, "the server is stopping; send the request again once it is back", "server_error")
         try:
             result = waiting.result()
         except Exception as e:  # reported to the client as a server error; LiteLLM marks it transient
