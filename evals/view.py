@@ -172,6 +172,11 @@ def serve(folder: Path, port: int | None = None, say=print) -> ThreadingHTTPServ
 
         def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
             path = self.path.split("?", 1)[0]
+            port = self.server.server_address[1]  # type: ignore[index]  # an (host, port) pair: TCP
+            if self.headers.get("Host", "") not in (f"{HOST}:{port}", f"localhost:{port}"):
+                # a page elsewhere whose name resolves to 127.0.0.1 (DNS rebinding) must not read the transcripts
+                self._send(403, f"negotiator view answers at http://{HOST}:{port}/ only".encode(), "text/plain")
+                return
             try:
                 if path in ("/", "/index.html", "/report.html"):
                     self._send(200, live.page().encode("utf-8"), "text/html; charset=utf-8")

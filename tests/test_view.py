@@ -179,3 +179,17 @@ def test_the_page_says_which_lines_it_left_out_and_escapes_what_runs_hold(tmp_pa
         assert f"rule/boulware{evil}\t3\t" in page.locator("table.arms").inner_text()  # shown as text
         assert page.locator("script", has_text="pwned").count() == 0 and page.locator("img[onerror]").count() == 0
         assert page.evaluate("window.pwned") is None  # and not run
+
+
+def test_the_viewer_answers_only_to_its_own_address(tmp_path, viewer):
+    """A page on another site whose name resolves to 127.0.0.1 (DNS rebinding) could read the report,
+    transcripts and the business's limits in them: every request was answered whatever its Host."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    v = viewer(runs)
+    port = v.url.rsplit(":", 1)[1].rstrip("/")
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+        assert httpx.get(v.url + "version", headers={"Host": host}, timeout=30).status_code == 200
+    for path in ("", "version"):
+        r = httpx.get(v.url + path, headers={"Host": f"attacker.example:{port}"}, timeout=30)
+        assert r.status_code == 403 and r.text == f"negotiator view answers at http://127.0.0.1:{port}/ only"
