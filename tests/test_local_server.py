@@ -336,6 +336,11 @@ def _schema(schema: dict) -> dict:
             400,
             "the grammar does not enforce `allOf` with more than one schema (at #)",
         ),
+        (
+            {"messages": [{"role": "user", "content": "x"}], "response_format": _schema({"type": "foo"})},
+            400,
+            'cannot compile this JSON schema: Unsupported type "foo"',  # not "[19:14:44] /project/cpp/..."
+        ),
         # vLLM's answer to a model it does not serve
         ({"messages": [{"role": "user", "content": "x"}], "model": "gpt-4o"}, 404, "The model `gpt-4o` does not exist"),
     ],
@@ -343,6 +348,7 @@ def _schema(schema: dict) -> dict:
 def test_bad_requests_get_clear_400s(server, body, status, words):
     r = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=30)
     assert r.status_code == status and words in r.json()["error"]["message"], r.text
+    assert "\n" not in r.json()["error"]["message"]
     assert r.json()["error"]["code"] == status
     assert server.healthy()
 

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import logging
 import os
+import re
 import signal
 import socket
 import sys
@@ -243,8 +244,9 @@ def _grammar_for(decoder, response_format: Any):
             )
         try:
             return decoder.grammar(schema)
-        except Exception as e:
-            raise ValueError(f"cannot compile this JSON schema: {e}") from None
+        except Exception as e:  # xgrammar's message starts with its time and source line: not the user's concern
+            said = re.sub(r"^\[[\d:]+\] \S+:\d+: ", "", str(e)).strip()
+            raise ValueError(f"cannot compile this JSON schema: {said}") from None
     raise ValueError(f"unsupported response_format type {kind!r}; use json_schema, json_object or text")
 
 
