@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from .app import app, console, err_console
+from .app import EXIT_INTERRUPTED, app, console, err_console
 
 
 @app.command("serve-local")
@@ -28,6 +28,7 @@ def serve_local_command(
     negotiator eval --seller hosted_vllm/gemma-3-270m --seller-base-url http://127.0.0.1:8000/v1
     """
     import os
+    import sys
 
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch starts its threads: see servers.py
     from ..models.local.server import serve
@@ -59,11 +60,16 @@ def serve_local_command(
         )
 
     with sock:
-        serve(
-            target.folder,
-            name=target.served_name,
-            sock=sock,
-            max_batch=max_batch,
-            base=target.base,
-            on_ready=ready,
-        )
+        try:
+            serve(
+                target.folder,
+                name=target.served_name,
+                sock=sock,
+                max_batch=max_batch,
+                base=target.base,
+                on_ready=ready,
+            )
+        except KeyboardInterrupt:  # Ctrl-C, once the server has stopped listening
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_INTERRUPTED)  # now: a batch may be mid-generation, and torch must not be torn down under it

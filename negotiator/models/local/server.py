@@ -17,6 +17,7 @@ that process is gone, so a killed eval leaves no server behind.
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -353,9 +354,12 @@ try:
 
     class _Server(_uvicorn.Server):
         def handle_exit(self, sig: int, frame) -> None:
+            super().handle_exit(sig, frame)  # uvicorn raises the signal again once stopped: Ctrl-C exits 130
             # Generation cannot be interrupted mid-batch; a server being stopped has nobody to answer.
             self.should_exit = self.force_exit = True
-            threading.Timer(2.0, lambda: os._exit(0)).start()
+            stuck = threading.Timer(2.0, lambda: os._exit(0))
+            stuck.daemon = True  # a server that stopped in time exits as it is (Ctrl-C: 130), not 0 two seconds on
+            stuck.start()
 
 except ImportError:  # the base install has no uvicorn; serving needs the local extra
     _Server = None  # type: ignore[assignment,misc]
@@ -385,20 +389,21 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))  # until uvicorn installs its own handlers
-    serve(
-        a.folder,
-        name=a.name or a.folder.name,
-        host=a.host,
-        port=a.port,
-        fd=a.fd,
-        parent_pid=a.parent_pid,
-        max_batch=a.max_batch,
-        dtype=a.dtype,
-        threads=a.threads,
-        base=a.base,
-        prefix_cache_tokens=a.prefix_cache_tokens,
-        on_ready=lambda h, pt: print(f"serving {a.folder} on http://{h}:{pt}/v1", file=sys.stderr, flush=True),
-    )
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C: stopped, as asked
+        serve(
+            a.folder,
+            name=a.name or a.folder.name,
+            host=a.host,
+            port=a.port,
+            fd=a.fd,
+            parent_pid=a.parent_pid,
+            max_batch=a.max_batch,
+            dtype=a.dtype,
+            threads=a.threads,
+            base=a.base,
+            prefix_cache_tokens=a.prefix_cache_tokens,
+            on_ready=lambda h, pt: print(f"serving {a.folder} on http://{h}:{pt}/v1", file=sys.stderr, flush=True),
+        )
     os._exit(0)  # do not wait on the engine thread
 
 
