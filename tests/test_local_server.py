@@ -297,6 +297,13 @@ def _schema(schema: dict) -> dict:
         ({"messages": [{"role": "user", "content": "x"}], "seed": 1.5}, 400, "seed: Input should be a valid integer"),
         ({"messages": [{"role": "user", "content": "x"}], "n": 0}, 400, "n must be 1"),
         ({"messages": [1]}, 400, "messages.0: Input should be an object"),
+        # what the chat template would drop without a word: the model answered an empty turn
+        ({"messages": [{"role": "user"}]}, 400, "messages.0.content is missing"),
+        (
+            {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+            400,
+            "messages.0.content: this model reads text parts only, not 'image_url'",
+        ),
         # what it cannot honour is refused, not ignored
         (
             {"messages": [{"role": "user", "content": "x"}], "stop": ["}"]},

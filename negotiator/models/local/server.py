@@ -143,6 +143,7 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
             if (body.model_extra or {}).get(key) not in (None, False, 0, [], {}, ""):
                 return error(400, f"{key}: {why}", param=key)
         try:
+            _check_text(body.messages)
             grammar, prompt = await asyncio.to_thread(
                 lambda: (_grammar_for(decoder, body.response_format), decoder.prompt_ids(body.messages))
             )
@@ -216,6 +217,19 @@ async def _read_body(request, limit: int) -> bytes | None:
         if len(raw) > limit:
             return None
     return bytes(raw)
+
+
+def _check_text(messages: list[dict[str, Any]]) -> None:
+    """ValueError for what the chat template would drop without a word: a message with no content
+    (an assistant's may have none), and parts that are not text (an image to a text model)."""
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        if content is None and m.get("role") != "assistant":
+            raise ValueError(f"messages.{i}.content is missing")
+        for part in content if isinstance(content, list) else ():
+            if not isinstance(part, dict) or part.get("type") != "text":
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise ValueError(f"messages.{i}.content: this model reads text parts only, not {kind!r}")
 
 
 def _pick(value: Any, default: Any) -> Any:
