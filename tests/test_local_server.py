@@ -611,13 +611,18 @@ def test_serve_local_refuses_a_taken_port_before_loading_the_model(home, tmp_pat
 @pytest.mark.parametrize(
     "args, words",
     [
-        (["--host", "192.0.2.1", "--port", "0"], "--host takes an address of this machine"),  # TEST-NET-1
-        (["--max-batch", "0", "--port", "0"], "--max-batch 0: choose 1 or more"),
-        (["--port", "65536"], "--port 65536: choose 0..65535"),
+        ([TINY, "--host", "192.0.2.1", "--port", "0"], "--host takes an address of this machine"),  # TEST-NET-1
+        ([TINY, "--max-batch", "0", "--port", "0"], "--max-batch 0: choose 1 or more"),
+        ([TINY, "--port", "65536"], "--port 65536: choose 0..65535"),
+        # was "no such prepared model or folder (did you mean local/tiny-random-gemma?)"
+        (
+            ["local/tiny-random-gemma?temperature=0", "--port", "0"],
+            "serve-local serves a model, and a spec's ?temperature=0 are",
+        ),
     ],
 )
 def test_serve_local_says_which_flag_is_wrong(home, args, words):
-    r = _serve_local(home, TINY, *args)
+    r = _serve_local(home, *args)
     assert r.returncode == 2 and words in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 

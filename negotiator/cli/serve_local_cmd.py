@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -40,6 +41,12 @@ def serve_local_command(
     if max_batch < 1:
         raise UsageError(f"--max-batch {max_batch}: choose 1 or more")
     name = spec[len("local/") :] if spec.startswith("local/") else spec
+    model, _, settings = name.partition("?")
+    if settings and not Path(name).expanduser().is_dir():
+        raise UsageError(
+            f"{spec}: serve-local serves a model, and a spec's ?{settings} are a seller's settings: serve "
+            f"local/{model}, and clients send sampling settings with each request (temperature, top_p, max_tokens)"
+        )
     check_extra()
     target = resolve_target(name)
     sock = listen(host, port)  # before the model loads (seconds, minutes on first use): a taken port fails now
