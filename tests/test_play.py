@@ -144,6 +144,23 @@ def test_an_offer_worth_more_than_walking_away_is_accepted_without_asking():
     assert float(re.search(r"your score (-?[\d.]+)", out).group(1)) == shown > 0
 
 
+@pytest.mark.parametrize("moves", [[], ["accept"]], ids=["at the move prompt", "at the confirmation"])
+def test_the_first_ctrl_c_leaves_the_table(moves):
+    # asyncio.run's own Ctrl-C handler only cancelled the negotiation, which a prompt waiting for a line
+    # never noticed: the first Ctrl-C did nothing until Enter, the second ended with no word said
+    child = play("--seller", "rule/boulware", "--scenario", "10000000")
+    child.expect(PROMPT)
+    for move in moves:
+        child.sendline(move)
+    if moves:
+        child.expect(re.escape("[y/N] "))
+    child.sendintr()
+    child.expect("interrupted: you left the table, no deal", timeout=20)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130  # 128 + SIGINT, as docs/cli.md's table says
+
+
 @pytest.mark.slow
 def test_a_local_seller_says_it_is_starting(tiny_home):
     child = play(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
+import threading
 from collections.abc import Callable
 
 from rich.console import Console
@@ -75,12 +77,25 @@ def preferences_table(scenario: Scenario, prefs: Preferences) -> Table:
     return table
 
 
+def read_line(prompt: str) -> str:
+    """``input(prompt)``, stopped by the first Ctrl-C. Under ``asyncio.run`` a Ctrl-C only cancels the
+    running task, which a move being typed notices only after Enter: the person pressed Ctrl-C and
+    nothing happened. While it waits for a line, Ctrl-C raises KeyboardInterrupt at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return input(prompt)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return input(prompt)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class HumanBuyer:
     """A person typing moves at the terminal."""
 
     spec, family, role = "human", "human", "buyer"
 
-    def __init__(self, scenario: Scenario, console: Console, ask: Callable[[str], str] = input):
+    def __init__(self, scenario: Scenario, console: Console, ask: Callable[[str], str] = read_line):
         self.scenario, self.console, self.ask = scenario, console, ask
         self.help = help_text(scenario, scenario.buyer)
 

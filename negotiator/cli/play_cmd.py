@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from .app import app, console
+from .app import EXIT_INTERRUPTED, app, console
 
 
 class _Announced:
@@ -60,12 +60,16 @@ def play_command(
     is_local = parse_spec(seller).kind == "local"
     if is_local:
         console.print(f"starting the local model {seller} on this machine (the first use also prepares it) ...")
-    with local_servers([seller], say=console.print):
-        if is_local:
-            console.print("the seller is ready.")
-        console.print(escape(human.help), soft_wrap=True)  # never cut the example line: it is meant to be copied
-        seller_party = party if parse_spec(seller).kind == "rule" else _Announced(party)
-        ep = asyncio.run(run_negotiation(seller_party, human, s))
+    try:
+        with local_servers([seller], say=console.print):
+            if is_local:
+                console.print("the seller is ready.")
+            console.print(escape(human.help), soft_wrap=True)  # never cut the example line: it is meant to be copied
+            seller_party = party if parse_spec(seller).kind == "rule" else _Announced(party)
+            ep = asyncio.run(run_negotiation(seller_party, human, s))
+    except KeyboardInterrupt:  # Ctrl-C at a prompt or while the seller answers: leave at once, as a shell expects
+        console.print("\ninterrupted: you left the table, no deal")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     last = ep.turns[-1].action if ep.turns else None
     if last is not None and ep.turns[-1].party == "seller":
         console.print(f"\n[bold cyan]seller[/] {last.action}: {escape(last.message)}")
