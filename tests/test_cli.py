@@ -118,3 +118,32 @@ def test_play_lets_a_person_be_the_buyer():
     assert r.returncode == 0, r.stderr
     assert "price must be a number" in r.stdout
     assert ("Deal" in r.stdout) or ("No deal" in r.stdout)
+
+
+def test_play_says_a_seller_cannot_be_reached_before_the_game_starts():
+    # Before, the intro and the help were shown, then the first seller turn stopped on LiteLLM's
+    # "InternalServerError: ... Missing credentials" (exit 1); eval said it in one line, exit 3
+    import socket
+
+    env = {k: v for k, v in ENV.items() if k != "OPENAI_API_KEY"}
+    no_key = subprocess.run(
+        [sys.executable, "-m", "negotiator", "play", "--seller", "openai/gpt-4o-mini"],
+        capture_output=True,
+        text=True,
+        env={**env, "NEGOTIATOR_BLOCK_REMOTE": "0"},
+        input="",
+        timeout=120,
+    )
+    assert no_key.returncode == 3, (no_key.stdout, no_key.stderr)
+    assert " ".join(no_key.stderr.split()).startswith(
+        "model unreachable: openai/gpt-4o-mini needs OPENAI_API_KEY in the environment"
+    )
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+        down = cli("play", "--seller", "hosted_vllm/m", "--seller-base-url", url, input="")
+    assert down.returncode == 3 and f"cannot connect to {url} for hosted_vllm/m" in " ".join(down.stderr.split())
+    typo = cli("play", "--seller", "opneai/gpt-4o-mini", input="")
+    assert typo.returncode == 2 and "'opneai' is not a LiteLLM provider" in typo.stderr
+    for r in (no_key, down, typo):
+        assert r.stdout == "" and "Traceback" not in r.stderr  # nothing of the game was shown

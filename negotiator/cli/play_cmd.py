@@ -46,18 +46,27 @@ def play_command(
     import asyncio
 
     from ..domain.generator import generate
+    from ..errors import ProviderError, Unreachable
     from ..models.local.servers import local_servers
+    from ..models.preflight import check_provider, preflight
     from ..models.specs import parse_spec
     from ..runtime import make_party, run_negotiation
     from .human import SCALE, HumanBuyer, preferences_table, your_score
 
     s = generate(scenario, template)
+    spec = parse_spec(seller)
+    if spec.kind == "litellm":  # an unknown provider, a missing key, a server not running: said before the table
+        check_provider(spec)
     party = make_party(seller, "seller", base_url=seller_base_url)  # a bad spec fails here, before anything is shown
+    try:
+        preflight(seller, seller_base_url)
+    except ProviderError as e:
+        raise Unreachable(str(e)) from None
     human = HumanBuyer(s, console)
     console.print(f"[bold]You are buying: {s.product.name}[/]. {s.product.description}")
     console.print(f"{s.max_rounds} rounds; the {s.opener} opens. {SCALE}")
     console.print(preferences_table(s, s.buyer))
-    is_local = parse_spec(seller).kind == "local"
+    is_local = spec.kind == "local"
     if is_local:
         console.print(f"starting the local model {seller} on this machine (the first use also prepares it) ...")
     try:
@@ -65,7 +74,7 @@ def play_command(
             if is_local:
                 console.print("the seller is ready.")
             console.print(escape(human.help), soft_wrap=True)  # never cut the example line: it is meant to be copied
-            seller_party = party if parse_spec(seller).kind == "rule" else _Announced(party)
+            seller_party = party if spec.kind == "rule" else _Announced(party)
             ep = asyncio.run(run_negotiation(seller_party, human, s))
     except KeyboardInterrupt:  # Ctrl-C at a prompt or while the seller answers: leave at once, as a shell expects
         console.print("\ninterrupted: you left the table, no deal")
