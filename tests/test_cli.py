@@ -147,3 +147,37 @@ def test_play_says_a_seller_cannot_be_reached_before_the_game_starts():
     assert typo.returncode == 2 and "'opneai' is not a LiteLLM provider" in typo.stderr
     for r in (no_key, down, typo):
         assert r.stdout == "" and "Traceback" not in r.stderr  # nothing of the game was shown
+
+
+def first_column(table_text: str) -> str:
+    """The first column's cells of a rich table as printed, the pieces of each wrapped value joined."""
+    return "".join(line.split("│")[1].strip() for line in table_text.splitlines() if line.startswith("│"))
+
+
+@pytest.mark.parametrize(
+    "args, first",
+    [
+        (("play", "--seller", "rule/boulware", "--scenario", "10000000"), "price_per_seatseatscontract_months"),
+        (("scenarios", "list", "--count", "3"), "furniture-0b2b_supplies-1furniture-2"),
+        (("scenarios", "show", "3"), "price_per_seatseatscontract_monthssupportonboarding"),
+        (("models", "list"), "gemma-3-270mtiny-random-gemmagemma-3-270m-sellergemma-3-270m-reader"),
+    ],
+    ids=["play", "scenarios list", "scenarios show", "models list"],
+)
+def test_a_terminal_40_columns_wide_sees_every_value_whole(args, first, tmp_path):
+    # Before, the tables cut what did not fit to an ellipsis: the player read "price_…", "self_s…",
+    # "299..5…", and scenarios list was a grid of "fu…", "0…"
+    env = {**ENV, "COLUMNS": "40", "NEGOTIATOR_HOME": str(tmp_path)}
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input="walk\n",
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout
+    table = [line for line in r.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(len(line) for line in table) <= 40
+    assert first in first_column(r.stdout)

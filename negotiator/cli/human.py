@@ -71,7 +71,7 @@ SCALE = (
 def preferences_table(scenario: Scenario, prefs: Preferences) -> Table:
     table = Table(title="what you care about (private: the seller does not see it)", title_justify="left")
     for col in ("issue", "allowed", "weight", "better for you (share of the weight each option earns)"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
     for issue in scenario.issues:
         table.add_row(issue.name, issue.describe(), f"{prefs.weights[issue.name]:.2f}", what_is_better(issue, prefs))
     return table

@@ -48,7 +48,7 @@ def list_command() -> None:
 
     table = Table(title=f"local models in {home() / 'models'}")
     for col in ("name", "status", "size", "source sha256", "what"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
     for m in list_models():
         status = "[green]ready[/]" if m.status == "ready" else m.status
         size = (

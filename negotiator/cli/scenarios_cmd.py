@@ -27,7 +27,7 @@ def list_scenarios(
 
     table = Table(title="scenarios")
     for col in ("id", "product", "issues", "rounds", "opener", "r_seller", "r_buyer"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
     for seed in range(start, start + count):
         s = generate(seed, template)
         table.add_row(
@@ -61,7 +61,7 @@ def show_scenario(
     console.print(f"opener: {s.opener}, rounds: {s.max_rounds}, currency: {s.currency}")
     table = Table()
     for col in ("issue", "allowed", "seller weight", "seller values", "buyer weight", "buyer values"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
     for i in s.issues:
 
         def values(prefs, i=i):
