@@ -181,3 +181,18 @@ def test_a_terminal_40_columns_wide_sees_every_value_whole(args, first, tmp_path
     table = [line for line in r.stdout.splitlines() if line[:1] in "┏┃┡│└"]
     assert table and max(len(line) for line in table) <= 40
     assert first in first_column(r.stdout)
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (("scenarios", "list", "--start", "-5", "--count", "2"), "'--start'"),
+        (("scenarios", "show", "--", "-1"), "'seed'"),
+        (("play", "--scenario", "-1"), "'--scenario'"),
+    ],
+)
+def test_a_negative_scenario_seed_is_refused(args, option):
+    # Before, seed -5 was a scenario named "saas_seats--5", which `scenarios show -5` could not ask for
+    r = cli(*args, input="")
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert f"Invalid value for {option}: Input should be greater than or equal to 0" in r.stderr

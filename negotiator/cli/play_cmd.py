@@ -32,7 +32,9 @@ def play_command(
             help="Seller spec to negotiate against: rule/boulware, local/gemma-3-270m, openai/gpt-4o-mini ..."
         ),
     ] = "rule/boulware",
-    scenario: Annotated[int, typer.Option(help="Scenario seed (`negotiator scenarios list` shows some).")] = 10_000_000,
+    scenario: Annotated[
+        int, typer.Option(help="Scenario seed, 0 or more (`negotiator scenarios list` shows some).", min=0)
+    ] = 10_000_000,
     template: Annotated[str | None, typer.Option(help="Scenario template (default: drawn from the seed).")] = None,
     seller_base_url: Annotated[str | None, typer.Option(help="Base URL for the seller's model server.")] = None,
 ) -> None:

@@ -15,7 +15,7 @@ app.add_typer(scenarios_app, name="scenarios")
 
 @scenarios_app.command("list")
 def list_scenarios(
-    start: Annotated[int, typer.Option(help="First seed.")] = 0,
+    start: Annotated[int, typer.Option(help="First seed (0 or more).", min=0)] = 0,
     count: Annotated[int, typer.Option(help="How many seeds.", min=1)] = 10,
     template: Annotated[
         str | None,
@@ -44,7 +44,7 @@ def list_scenarios(
 
 @scenarios_app.command("show")
 def show_scenario(
-    seed: Annotated[int, typer.Argument(help="Scenario seed.")],
+    seed: Annotated[int, typer.Argument(help="Scenario seed (0 or more).", min=0)],
     template: Annotated[str | None, typer.Option(help="Template (default: drawn from the seed).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the scenario as JSON.")] = False,
 ) -> None:
