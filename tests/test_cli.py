@@ -196,3 +196,16 @@ def test_a_negative_scenario_seed_is_refused(args, option):
     r = cli(*args, input="")
     assert r.returncode == 2 and r.stdout == "", r.stdout
     assert f"Invalid value for {option}: Input should be greater than or equal to 0" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["gemma3-270m", "./my-adapter"])
+def test_models_prepare_names_what_it_can_prepare(name):
+    # Before: "prepared models are gemma-3-270m, tiny-random-gemma, or pass a path ... (local/PATH)": not what
+    # models prepare takes (it prepares the shipped sellers too, and no path)
+    r = cli("models", "prepare", name)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert " ".join(r.stderr.split()) == (
+        f"error: unknown model {name!r}: models prepare takes one of gemma-3-270m, tiny-random-gemma, "
+        "gemma-3-270m-seller, gemma-3-270m-reader. A model or LoRA adapter folder of your own needs no preparing: "
+        "use it as --seller local/PATH"
+    )

@@ -201,7 +201,7 @@ def test_models_cli(home):
     row = next(line for line in r.stdout.splitlines() if "gemma-3-270m-seller" in line)
     assert "needs gemma-3-270m" in row and "5 MB" in row, r.stdout
     r = run("prepare", "nope")
-    assert r.returncode == 2 and "unknown local model" in r.stderr
+    assert r.returncode == 2 and "unknown model 'nope': models prepare takes one of" in r.stderr
 
 
 def test_preparing_a_shipped_seller_prepares_the_model_it_is_served_on(home, monkeypatch):

@@ -28,14 +28,19 @@ def prepare_command(
     The cache lives under $NEGOTIATOR_HOME (default ~/.cache/negotiator). Safe to run twice
     or from two processes at once; a partial or corrupt copy is detected and rebuilt.
     """
-    from ..models.local.prepare import home, recipe
+    from ..errors import UsageError
+    from ..models.local.prepare import RECIPES, home
     from ..models.local.progress import prepare_with_progress
     from ..models.local.shipped import SELLERS
 
     if name in SELLERS:  # a shipped seller is ready once the model it is served on is
         console.print(f"{name} ships in the package; preparing the model it is served on, {SELLERS[name].base}")
         name = SELLERS[name].base
-    recipe(name)  # a clear error for an unknown name before anything else
+    if name not in RECIPES:  # before anything else
+        raise UsageError(
+            f"unknown model {name!r}: models prepare takes one of {', '.join([*RECIPES, *SELLERS])}. A model or LoRA "
+            "adapter folder of your own needs no preparing: use it as --seller local/PATH"
+        )
     output_folder(home(), "NEGOTIATOR_HOME")
     path = prepare_with_progress(name, force=force, say=lambda msg: console.print(msg))
     console.print(f"{name} is ready: {path}")
