@@ -174,3 +174,30 @@ def test_a_local_seller_says_it_is_starting(tiny_home):
     assert "No deal" in child.before
     child.close()
     assert child.exitstatus == 0
+
+
+def test_the_quickstart_move_is_valid_in_the_scenario_play_opens_with():
+    # Before, quickstart.md said to type `offer price=700 delivery_days=3 : ...`, and play's default
+    # scenario (design tool seats) answered "'price' is not an issue here"
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from negotiator.cli.human import HumanBuyer
+    from negotiator.party import PartyView
+
+    text = (Path(__file__).parents[1] / "docs" / "quickstart.md").read_text()
+    section = text.split("## Play against a seller yourself", 1)[1].split("\n## ", 1)[0]
+    assert "negotiator play --seller rule/boulware\n" in section  # the default scenario
+    move = re.search(r"`(offer [^`]+)`", section).group(1)
+    s = generate(10_000_000)
+    view = PartyView(role="buyer", scenario=s.public(), preferences=s.buyer)
+    action = HumanBuyer(s, Console()).parse(move, view)
+    assert action.terms == {
+        "price_per_seat": 450,
+        "seats": 50,
+        "contract_months": 12,
+        "support": "priority",
+        "onboarding": "guided",
+    }
+    assert action.message == "how about this?"

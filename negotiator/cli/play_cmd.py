@@ -38,12 +38,13 @@ def play_command(
     template: Annotated[str | None, typer.Option(help="Scenario template (default: drawn from the seed).")] = None,
     seller_base_url: Annotated[str | None, typer.Option(help="Base URL for the seller's model server.")] = None,
 ) -> None:
-    """Negotiate as the buyer against SELLER in the terminal.
+    """Negotiate as the buyer against the --seller, in the terminal.
 
-    You see your private preferences (how much each issue weighs, which options are better for
-    you) and what walking away is worth; the seller sees only its own. Moves: `offer
-    ISSUE=VALUE ... [: message]`, `accept`, `walk`, `help`. Accepting an offer worth less to you
-    than walking away asks for confirmation first.
+    You see your private preferences (how much each issue weighs, which values are better for
+    you) and every seller offer scored for you: 0 is no better than walking away, 1 your best
+    terms; the seller sees only its own. Moves: `offer ISSUE=VALUE ... [: message]`, `accept`,
+    `walk`, `help`. Accepting an offer that scores below 0 asks for confirmation first. Ctrl-D
+    walks away; Ctrl-C leaves at once.
     """
     import asyncio
 
