@@ -209,3 +209,17 @@ def test_models_prepare_names_what_it_can_prepare(name):
         "gemma-3-270m-seller, gemma-3-270m-reader. A model or LoRA adapter folder of your own needs no preparing: "
         "use it as --seller local/PATH"
     )
+
+
+def test_scenarios_list_json_is_one_scenario_a_line_as_show_prints_it():
+    env = {**ENV, "COLUMNS": "40"}  # a narrow terminal wraps no line of it
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "negotiator", "scenarios", *a], capture_output=True, text=True, env=env, timeout=120
+    )
+    r = run("list", "--start", "7", "--count", "3", "--template", "used_car", "--json")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["used_car-7", "used_car-8", "used_car-9"]
+    assert json.loads(lines[1]) == json.loads(run("show", "8", "--template", "used_car", "--json").stdout)
+    bad = run("list", "--template", "boat", "--json")
+    assert bad.returncode == 2 and bad.stdout == "" and "unknown scenario template 'boat'" in bad.stderr

@@ -21,10 +21,18 @@ def list_scenarios(
         str | None,
         typer.Option(help="Scenario template, e.g. furniture or saas_seats (default: drawn from each seed)."),
     ] = None,
+    json_: Annotated[
+        bool, typer.Option("--json", help="Print each scenario as `show --json` does, one a line (JSON Lines).")
+    ] = False,
 ) -> None:
     """One line per scenario: id, product, issues, rounds, who opens, reservations."""
     from ..domain.generator import generate
 
+    if json_:
+        generate(start, template)  # a bad template is said before any line
+        for seed in range(start, start + count):
+            typer.echo(generate(seed, template).model_dump_json())  # never wrapped: a line is a scenario
+        return
     table = Table(title="scenarios")
     for col in ("id", "product", "issues", "rounds", "opener", "r_seller", "r_buyer"):
         table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
