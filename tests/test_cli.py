@@ -223,3 +223,10 @@ def test_scenarios_list_json_is_one_scenario_a_line_as_show_prints_it():
     assert json.loads(lines[1]) == json.loads(run("show", "8", "--template", "used_car", "--json").stdout)
     bad = run("list", "--template", "boat", "--json")
     assert bad.returncode == 2 and bad.stdout == "" and "unknown scenario template 'boat'" in bad.stderr
+
+
+def test_play_stopped_by_a_provider_error_exits_3_as_eval_does():
+    # Before: exit 1, the code of a bug; docs/cli.md's table gives 3 to a negotiation ended by a provider error
+    r = cli("play", "--seller", "scripted/error", input="walk\n")
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert "The negotiation stopped on an error (seller): scripted 401: invalid API key" in r.stdout

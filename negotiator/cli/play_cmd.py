@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from .app import EXIT_INTERRUPTED, app, console
+from .app import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_UNREACHABLE, app, console
 
 
 class _Announced:
@@ -95,6 +95,7 @@ def play_command(
         console.print(
             f"\n[bold red]The negotiation stopped on an error[/] ({ep.error.party}): {escape(ep.error.message)}"
         )
-        raise typer.Exit(1)
+        # a provider failure is a model that could not be reached (exit 3), as eval says it; anything else a failure
+        raise typer.Exit(EXIT_UNREACHABLE if ep.error.type == "ProviderError" else EXIT_FAILURE)
     else:
         console.print(f"\n[bold yellow]No deal[/] ({o.ended_by}): your score 0.")
