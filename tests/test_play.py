@@ -201,3 +201,16 @@ def test_the_quickstart_move_is_valid_in_the_scenario_play_opens_with():
         "onboarding": "guided",
     }
     assert action.message == "how about this?"
+
+
+def test_a_move_with_an_open_quote_says_what_to_do():
+    from rich.console import Console
+
+    from negotiator.cli.human import HumanBuyer
+    from negotiator.party import PartyView
+
+    s = generate(10_000_000)
+    view = PartyView(role="buyer", scenario=s.public(), preferences=s.buyer)
+    with pytest.raises(ValueError) as e:  # before: "No closing quotation"
+        HumanBuyer(s, Console()).parse('offer "support=priority : hi', view)
+    assert str(e.value) == "a quote is left open: close it, or write the move without quotes"

@@ -101,7 +101,10 @@ class HumanBuyer:
 
     def parse(self, line: str, view: PartyView) -> AnyAction:
         cmd, _, message = line.partition(":")
-        words = shlex.split(cmd)
+        try:
+            words = shlex.split(cmd)
+        except ValueError:  # shlex's own words, "No closing quotation", say nothing of what to do
+            raise ValueError("a quote is left open: close it, or write the move without quotes") from None
         if not words:
             raise ValueError("empty move")
         verb, args = words[0].lower(), words[1:]
