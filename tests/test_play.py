@@ -214,3 +214,39 @@ def test_a_move_with_an_open_quote_says_what_to_do():
     with pytest.raises(ValueError) as e:  # before: "No closing quotation"
         HumanBuyer(s, Console()).parse('offer "support=priority : hi', view)
     assert str(e.value) == "a quote is left open: close it, or write the move without quotes"
+
+
+@pytest.mark.parametrize(
+    "value, said",
+    [
+        ("four", "price_per_seat must be a number (299..598 USD per seat per year), in digits: price_per_seat=449"),
+        ("449,50", "price_per_seat must be a number (299..598 USD per seat per year), in digits: price_per_seat=449"),
+        ("1e400", "price_per_seat: must be a finite number, got inf"),
+        ("nan", "price_per_seat: must be a finite number, got nan"),
+    ],
+)
+def test_a_price_not_in_digits_says_how_to_write_it(value, said):
+    from rich.console import Console
+
+    from negotiator.cli.human import HumanBuyer
+    from negotiator.errors import InvalidOffer
+    from negotiator.party import PartyView
+
+    s = generate(10_000_000)
+    view = PartyView(role="buyer", scenario=s.public(), preferences=s.buyer)
+    move = f"offer price_per_seat={value} seats=10 contract_months=12 support=priority onboarding=guided"
+    with pytest.raises((ValueError, InvalidOffer)) as e:  # before: "price_per_seat must be a number", for each
+        HumanBuyer(s, Console()).parse(move, view)
+    assert str(e.value) == said
+
+
+def test_a_price_in_scientific_notation_is_a_number():
+    from rich.console import Console
+
+    from negotiator.cli.human import HumanBuyer
+    from negotiator.party import PartyView
+
+    s = generate(10_000_000)
+    view = PartyView(role="buyer", scenario=s.public(), preferences=s.buyer)
+    move = "offer price_per_seat=4e2 seats=10 contract_months=12 support=priority onboarding=guided"
+    assert HumanBuyer(s, Console()).parse(move, view).terms["price_per_seat"] == 400

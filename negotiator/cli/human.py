@@ -127,9 +127,15 @@ class HumanBuyer:
             issue = view.space.issue(k)
             if isinstance(issue, NumericIssue):
                 try:
-                    terms[k] = float(v) if "." in v else int(v)
+                    terms[k] = int(v)
                 except ValueError:
-                    raise ValueError(f"{k} must be a number") from None
+                    try:  # 449.5, 1e3; nan and inf are refused with the offer's own words
+                        terms[k] = float(v)
+                    except ValueError:
+                        example = _fmt(issue.snap((issue.low + issue.high) / 2))
+                        raise ValueError(
+                            f"{k} must be a number ({issue.describe()}), in digits: {k}={example}"
+                        ) from None
             else:
                 try:
                     terms[k] = json.loads(v)
