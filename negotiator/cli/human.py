@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import shlex
 import signal
+import sys
 import threading
 from collections.abc import Callable
 
@@ -85,6 +88,15 @@ def read_line(prompt: str) -> str:
         return input(prompt)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
+        if os.name == "posix" and sys.stdin.isatty() and sys.stdout.isatty():
+            # The kernel may hand Ctrl-C to any thread (OpenBLAS keeps one): Python then raises it in the
+            # main thread only once that thread runs again, and a read() blocked on the terminal never
+            # does. So wait for the line here, waking every 0.1 s; a terminal gives select() a whole line.
+            sys.stderr.write(prompt)  # where input() writes it on a terminal
+            sys.stderr.flush()
+            while not select.select([sys.stdin], [], [], 0.1)[0]:
+                pass
+            return input()
         return input(prompt)
     finally:
         signal.signal(signal.SIGINT, previous)
