@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -270,3 +271,42 @@ def test_a_price_in_scientific_notation_is_a_number():
     view = PartyView(role="buyer", scenario=s.public(), preferences=s.buyer)
     move = "offer price_per_seat=4e2 seats=10 contract_months=12 support=priority onboarding=guided"
     assert HumanBuyer(s, Console()).parse(move, view).terms["price_per_seat"] == 400
+
+
+@pytest.mark.parametrize(
+    "message, said",
+    [
+        ("a" * 4001, "your message: string should have at most 4000 characters"),
+        ("f\udcfcr dich", "your move holds bytes that are not UTF-8 text: set the terminal to UTF-8 and type it again"),
+    ],
+    ids=["too long", "not UTF-8"],
+)
+def test_a_message_the_move_cannot_carry_is_one_line(message, said):
+    # Before: pydantic's report, "1 validation error for MakeOffer", three lines and a link
+    from rich.console import Console
+
+    from negotiator.cli.human import HumanBuyer
+    from negotiator.party import PartyView
+
+    s = generate(10_000_000)
+    view = PartyView(role="buyer", scenario=s.public(), preferences=s.buyer)
+    move = f"offer price_per_seat=400 seats=10 contract_months=12 support=priority onboarding=guided : {message}"
+    for line in (move, f"walk : {message}"):
+        with pytest.raises(ValueError) as e:
+            HumanBuyer(s, Console()).parse(line, view)
+        assert str(e.value) == said
+
+
+def test_a_person_at_a_latin_1_terminal_is_told_to_set_it_to_utf_8():
+    # the bytes a Latin-1 terminal sends for "für", read through a pipe as Python reads a UTF-8 terminal
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", "play", "--seller", "rule/boulware"],
+        input=b"walk : f\xfcr dich\nwalk\n",
+        capture_output=True,
+        env=ENV,
+        timeout=60,
+    )
+    out = flat(r.stdout.decode())
+    assert r.returncode == 0 and "Traceback" not in r.stderr.decode()
+    assert "> your move holds bytes that are not UTF-8 text: set the terminal to UTF-8 and type it again" in out
+    assert "validation error" not in out and "No deal (walk_away)" in out

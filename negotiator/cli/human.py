@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Callable
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -112,6 +113,20 @@ class HumanBuyer:
         self.help = help_text(scenario, scenario.buyer)
 
     def parse(self, line: str, view: PartyView) -> AnyAction:
+        if any("\udc80" <= c <= "\udcff" for c in line):  # bytes Python could not decode, kept as surrogates
+            raise ValueError(
+                "your move holds bytes that are not UTF-8 text: set the terminal to UTF-8 and type it again"
+            )
+        try:
+            return self._parse(line, view)
+        except ValidationError as e:  # pydantic's report is several lines and a link: one line per problem here
+            raise ValueError(
+                "; ".join(
+                    f"your {'.'.join(map(str, x['loc']))}: {x['msg'][:1].lower()}{x['msg'][1:]}" for x in e.errors()
+                )
+            ) from None
+
+    def _parse(self, line: str, view: PartyView) -> AnyAction:
         cmd, _, message = line.partition(":")
         try:
             words = shlex.split(cmd)
