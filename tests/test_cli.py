@@ -230,3 +230,22 @@ def test_play_stopped_by_a_provider_error_exits_3_as_eval_does():
     r = cli("play", "--seller", "scripted/error", input="walk\n")
     assert r.returncode == 3, (r.stdout, r.stderr)
     assert "The negotiation stopped on an error (seller): scripted 401: invalid API key" in r.stdout
+
+
+def test_models_list_says_a_cache_home_that_is_a_file(tmp_path):
+    # Before: exit 0 and a table of "not prepared" models "in notes.txt/models"
+    f = tmp_path / "notes.txt"
+    f.write_text("not a folder\n")
+    for home in (f, f / "home"):
+        r = subprocess.run(
+            [sys.executable, "-m", "negotiator", "models", "list"],
+            capture_output=True,
+            text=True,
+            env={**ENV, "NEGOTIATOR_HOME": str(home)},
+            timeout=60,
+        )
+        assert r.returncode == 2 and r.stdout == "", r.stdout
+        assert " ".join(r.stderr.split()) == (
+            f"error: NEGOTIATOR_HOME {home}: {f} is a file, not a folder; set NEGOTIATOR_HOME to a folder "
+            "(it is created if missing)"
+        )

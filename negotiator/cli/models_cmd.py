@@ -49,8 +49,15 @@ def prepare_command(
 @models_app.command("list")
 def list_command() -> None:
     """The local models, where they are cached and whether they are ready."""
+    from ..errors import UsageError
     from ..models.local.prepare import home, list_models
 
+    nearest = next((p for p in (home(), *home().parents) if p.exists()), None)
+    if nearest is not None and not nearest.is_dir():  # else every model would read "not prepared", which is not why
+        raise UsageError(
+            f"NEGOTIATOR_HOME {home()}: {nearest} is a file, not a folder; set NEGOTIATOR_HOME to a folder "
+            "(it is created if missing)"
+        )
     table = Table(title=f"local models in {home() / 'models'}")
     for col in ("name", "status", "size", "source sha256", "what"):
         table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
