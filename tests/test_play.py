@@ -310,3 +310,21 @@ def test_a_person_at_a_latin_1_terminal_is_told_to_set_it_to_utf_8():
     assert r.returncode == 0 and "Traceback" not in r.stderr.decode()
     assert "> your move holds bytes that are not UTF-8 text: set the terminal to UTF-8 and type it again" in out
     assert "validation error" not in out and "No deal (walk_away)" in out
+
+
+def test_the_player_sees_the_terms_an_offer_sends():
+    # Before, an offer was sent without being shown: 400.5 went out as 401, 11.2 seats as 10, and the
+    # issues left out as the last offer's values, all unseen
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", "play", "--seller", "rule/boulware"],
+        input="offer price_per_seat=400.5 seats=10 contract_months=12 support=dedicated onboarding=guided\n"
+        "offer seats=11.2\nwalk\n",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    sent = re.findall(r"you offer: (.*)", r.stdout)
+    terms = "price_per_seat=401 USD per seat per year, seats=10 seats, contract_months=12 months, support=dedicated, onboarding=guided"
+    assert sent == [terms, terms]

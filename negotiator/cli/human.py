@@ -217,6 +217,8 @@ class HumanBuyer:
                 except EOFError:
                     self.console.print("no more input: you walk away")
                     return TurnRecord(index=view.turn, party="buyer", action=WalkAway(message=""))
+            if isinstance(action, MakeOffer):  # the terms sent: the ones left out, and numbers put on their steps
+                self.console.print("  you offer: " + escape(view.space.format_offer(action.terms)), soft_wrap=True)
             return TurnRecord(index=view.turn, party="buyer", action=action)
 
     async def aclose(self) -> None:
