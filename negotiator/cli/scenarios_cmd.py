@@ -29,7 +29,6 @@ def list_scenarios(
     from ..domain.generator import generate
 
     if json_:
-        generate(start, template)  # a bad template is said before any line
         for seed in range(start, start + count):
             typer.echo(generate(seed, template).model_dump_json())  # never wrapped: a line is a scenario
         return
