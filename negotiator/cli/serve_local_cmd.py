@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import UsageError
-from .app import EXIT_INTERRUPTED, app, console, err_console
+from .app import app, console, err_console
 
 
 @app.command("serve-local")
@@ -79,4 +79,6 @@ def serve_local_command(
         except KeyboardInterrupt:  # Ctrl-C, once the server has stopped listening
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(EXIT_INTERRUPTED)  # now: a batch may be mid-generation, and torch must not be torn down under it
+            # Stopped as asked: exit 0 as negotiator serve and view do. At once (os._exit): a batch may be
+            # mid-generation, and torch must not be torn down under it.
+            os._exit(0)

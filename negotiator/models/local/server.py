@@ -368,11 +368,11 @@ try:
 
     class _Server(_uvicorn.Server):
         def handle_exit(self, sig: int, frame) -> None:
-            super().handle_exit(sig, frame)  # uvicorn raises the signal again once stopped: Ctrl-C exits 130
+            super().handle_exit(sig, frame)  # uvicorn raises the signal again once stopped: serve-local exits at once
             # Generation cannot be interrupted mid-batch; a server being stopped has nobody to answer.
             self.should_exit = self.force_exit = True
             stuck = threading.Timer(2.0, lambda: os._exit(0))
-            stuck.daemon = True  # a server that stopped in time exits as it is (Ctrl-C: 130), not 0 two seconds on
+            stuck.daemon = True  # a server that stopped in time exits at once, not two seconds on
             stuck.start()
 
 except ImportError:  # the base install has no uvicorn; serving needs the local extra
