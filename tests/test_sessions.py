@@ -203,6 +203,9 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
     st = await sessions.open(scenario)
     with pytest.raises(UnknownSession, match="no negotiation with id"):
         await sessions.get("nope")
+    with pytest.raises(UnknownSession) as e:  # a client's 10,000-character id is not echoed back in full
+        await sessions.get("a" * 10_000)
+    assert str(e.value) == f"no negotiation with id '{'a' * 39}... (10000 characters); open one first"
     with pytest.raises(MoveConflict, match="no offer from the other side to accept"):
         await sessions.move(st.id, BuyerMove.accept())
     with pytest.raises(UsageError, match=r"delivery_days: 'tomorrow' is not an allowed option"):

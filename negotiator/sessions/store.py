@@ -77,6 +77,13 @@ log = logging.getLogger("negotiator.sessions")
 _SESSION_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
+def _shown(session_id: object) -> str:
+    """An id as an error names it: in full up to 40 characters (ids are 32), cut beyond, so a
+    client's 10,000-character id is not echoed back in every error and log line."""
+    text = repr(session_id)
+    return text if len(text) <= 42 else f"{text[:40]}... ({len(str(session_id))} characters)"
+
+
 class _Channels(TypedDict, total=False):
     scenario: dict[str, Any]  # the full scenario, private preferences included
     limits: dict[str, Any] | None  # the business's limits for this listing
@@ -410,10 +417,10 @@ class Sessions:
     async def _load(self, session_id: str) -> _Channels:
         self._usable()
         if not isinstance(session_id, str) or not session_id:
-            raise UnknownSession(f"no negotiation with id {session_id!r}")
+            raise UnknownSession(f"no negotiation with id {_shown(session_id)}")
         snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
         if not snapshot.values.get("scenario"):
-            raise UnknownSession(f"no negotiation with id {session_id!r}; open one first")
+            raise UnknownSession(f"no negotiation with id {_shown(session_id)}; open one first")
         await self._ledger_setup()
         return overlay(snapshot.values, await self._ledger.rows(session_id))  # type: ignore[return-value]
 
