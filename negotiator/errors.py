@@ -35,6 +35,15 @@ class UsageError(NegotiatorError, ValueError):
     """A mistake by the caller: bad spec, bad scenario, bad flag. Fix the input."""
 
 
+def first_error(e: Any, top: str = "(top level)") -> str:
+    """A pydantic ``ValidationError`` in one line for a ``UsageError``: where, what, and how many
+    more (``top`` names the object itself when the error is on it, not on a field)."""
+    err = e.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or top
+    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+    return f"{where}: {err['msg']}{more}"
+
+
 class MoveConflict(UsageError):
     """The move does not fit where the negotiation stands (ended, not the buyer's turn, stale).
 

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from ..actions import play
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing
-from ..errors import InvalidOffer, ProtocolError, UsageError
+from ..errors import InvalidOffer, ProtocolError, UsageError, first_error
 from ..llm.graph import RetryPolicy
 from ..llm.party import LLMParty, ModeOption
 from ..models.base import ChatModel
@@ -302,6 +302,4 @@ def _listing(scenario: object) -> Listing:
     try:
         return Listing.model_validate(scenario)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise UsageError(f"invalid listing: {where}: {err['msg']}") from None
+        raise UsageError(f"invalid listing: {first_error(e)}") from None

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.scenario import HardLimits, Role
-from ..errors import UsageError
+from ..errors import UsageError, first_error
 from ..models.base import ChatModel
 from ..models.resolve import resolve_model
 from ..models.specs import check_generation, coerce_param, parse_spec
@@ -172,9 +172,7 @@ def _limits(limits: HardLimits | dict | None) -> HardLimits | None:
     try:
         return HardLimits.model_validate(limits)
     except ValidationError as e:
-        err = e.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "limits"
-        raise UsageError(f"invalid limits: {where}: {err['msg']}") from None
+        raise UsageError(f"invalid limits: {first_error(e, 'limits')}") from None
 
 
 def _record(advice: Advice | None, action, fallback: bool, reading: str | None = None) -> AdviceRecord | None:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
 from ..domain.issues import OutcomeSpace, Value
 from ..domain.protocol import ProtocolState
-from ..errors import InvalidOffer, MoveConflict, UsageError
+from ..errors import InvalidOffer, MoveConflict, UsageError, first_error
 
 BUYER_MESSAGE_MAX_CHARS = 2000
 # C0 control characters other than tab and newline: they break logs and terminals.
@@ -92,14 +92,6 @@ class BuyerMove(BaseModel):
             return cls.model_validate(dict(move))
         except ValidationError as e:
             raise UsageError(f"invalid buyer move: {first_error(e)}") from None
-
-
-def first_error(e: ValidationError) -> str:
-    """A validation error in one line: where, what, and how many more."""
-    err = e.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-    more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
 
 
 def to_action(move: BuyerMove, state: ProtocolState, space: OutcomeSpace) -> MakeOffer | Accept | WalkAway:

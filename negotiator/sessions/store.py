@@ -65,11 +65,11 @@ from ..agent.seller import DEFAULT_SELLER
 from ..agreements import AgreementRecord, SigningKey, agreement_record
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing, Scenario
-from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSession, UsageError
+from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSession, UsageError, first_error
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
 from .ledger import ledger_for, overlay
-from .moves import BuyerMove, MoveConflict, first_error, to_action
+from .moves import BuyerMove, MoveConflict, to_action
 from .state import OpenedSession, SessionState, public_state, replay
 
 TOKEN_PREFIX = "nst_"  # tells a session token from an API key at a glance (and in a leaked log)
