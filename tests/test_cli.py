@@ -249,3 +249,21 @@ def test_models_list_says_a_cache_home_that_is_a_file(tmp_path):
             f"error: NEGOTIATOR_HOME {home}: {f} is a file, not a folder; set NEGOTIATOR_HOME to a folder "
             "(it is created if missing)"
         )
+
+
+def test_a_ctrl_c_no_command_handles_says_interrupted():
+    """typer answers a Ctrl-C with exit code 130 and no word; a person at `negotiator scenarios list
+    --count 100000000` saw the command end silently. Now it says `interrupted`, once."""
+    import signal
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "negotiator", "scenarios", "list", "--count", "100000000", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1"},
+    )
+    assert proc.stdout is not None and proc.stdout.readline().startswith('{"id"')  # it is listing
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip() == "interrupted", err

@@ -129,6 +129,8 @@ def main() -> None:
     _register()
     try:
         rc = app(standalone_mode=False)
+        if rc == EXIT_INTERRUPTED:  # typer's answer to a Ctrl-C no command handled (those exit with their own words)
+            err_console.print("interrupted")
         sys.exit(rc if isinstance(rc, int) else EXIT_OK)
     except UsageError as e:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}")

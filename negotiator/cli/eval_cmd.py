@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -552,7 +553,7 @@ def eval_command(
             highlight=False,
             soft_wrap=True,
         )
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        sys.exit(EXIT_INTERRUPTED)  # not typer.Exit: main would add a second interrupted line
 
     from evals.report import run_table
     from evals.summary import summarize

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -81,7 +82,7 @@ def play_command(
             ep = asyncio.run(run_negotiation(seller_party, human, s))
     except KeyboardInterrupt:  # Ctrl-C at a prompt or while the seller answers: leave at once, as a shell expects
         console.print("\ninterrupted: you left the table, no deal")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+        sys.exit(EXIT_INTERRUPTED)  # not typer.Exit: main would add a second interrupted line
     last = ep.turns[-1].action if ep.turns else None
     if last is not None and ep.turns[-1].party == "seller":
         console.print(f"\n[bold cyan]seller[/] {last.action}: {escape(last.message)}")
