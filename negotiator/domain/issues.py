@@ -159,7 +159,7 @@ class DiscreteIssue(_IssueBase):
     @classmethod
     def _no_booleans(cls, v: object) -> object:
         # pydantic would read True as 1: the shopper would be offered "1" and "0".
-        if isinstance(v, (list, tuple)) and any(isinstance(o, bool) for o in v):
+        if isinstance(v, (list, tuple)) and booleans_in(v):
             raise ValueError(
                 f"options are numbers or words, not True/False ({list(v)}); write them as words, e.g. 'yes', 'no'"
             )
@@ -243,6 +243,18 @@ class DiscreteIssue(_IssueBase):
 
 
 Issue = Annotated[NumericIssue | DiscreteIssue, Field(discriminator="kind")]
+
+
+def booleans_in(value: object) -> str:
+    """Where ``value`` (a value, a mapping or a list of them) holds True or False, as ``price=True``;
+    '' if nowhere. pydantic reads True as 1, so options, limits and offers refuse them by this."""
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, dict):
+        return next((f"{k}={booleans_in(v)}" for k, v in value.items() if booleans_in(v)), "")
+    if isinstance(value, (list, tuple)):
+        return next((repr(v) for v in value if isinstance(v, bool)), "")
+    return ""
 
 
 def checked_issues(v: tuple[Issue, ...]) -> tuple[Issue, ...]:

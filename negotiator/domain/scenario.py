@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_serializer, model_validator
 
-from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt, checked_issues
+from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt, booleans_in, checked_issues
 from .utility import Preferences
 
 Role = Literal["seller", "buyer"]
@@ -45,7 +45,7 @@ class HardLimits(BaseModel):
         # pydantic reads True as 1: min_utility=True would demand the ideal offer, minimum={"price": True} a floor of 1.
         if isinstance(data, dict):
             for key, value in data.items():
-                found = _booleans(value)
+                found = booleans_in(value)
                 if found:
                     raise ValueError(
                         f"{key}: {found} is not a number or an option; limits are numbers (and option names)"
@@ -55,10 +55,13 @@ class HardLimits(BaseModel):
     @model_validator(mode="after")
     def _not_contradictory(self) -> HardLimits:
         # Checked where the limits are written (SellerAgent(limits=...)), not first at a negotiation.
+        self._check_min_below_max()
+        return self
+
+    def _check_min_below_max(self) -> None:
         for k, lo in self.minimum.items():
             if k in self.maximum and lo > self.maximum[k]:
                 raise ValueError(f"minimum {k} {_fmt(lo)} is above the maximum {_fmt(self.maximum[k])}")
-        return self
 
     def merged(self, other: HardLimits | None) -> HardLimits:
         """The stricter of both sets of limits."""
@@ -116,8 +119,7 @@ class HardLimits(BaseModel):
                 raise ValueError(
                     f"minimum {k} {_fmt(lo)} is above the issue's range {issue.describe()}: nothing could be offered"
                 )
-            if lo > self.maximum.get(k, lo):
-                raise ValueError(f"minimum {k} {_fmt(lo)} is above the maximum {_fmt(self.maximum[k])}")
+        self._check_min_below_max()  # merged limits are not validated: two sets may contradict only together
         for k, hi in self.maximum.items():
             issue = space.issue(k)
             assert isinstance(issue, NumericIssue)
@@ -386,17 +388,6 @@ class PublicScenario(BaseModel):
 NO_LIMITS = HardLimits()
 """The buyer's limits: none (frozen, so every view shares one, and the strategy's outcome
 index for a side is found by identity on every move)."""
-
-
-def _booleans(value: object) -> str:
-    """Where ``value`` (a limit, a mapping or a list of them) holds True or False: ``price=True``; '' if nowhere."""
-    if isinstance(value, bool):
-        return repr(value)
-    if isinstance(value, dict):
-        return next((f"{k}={_booleans(v)}" for k, v in value.items() if _booleans(v)), "")
-    if isinstance(value, (list, tuple)):
-        return next((repr(v) for v in value if isinstance(v, bool)), "")
-    return ""
 
 
 def _snap_into(issue: NumericIssue, x: float, *, up: bool) -> Value:

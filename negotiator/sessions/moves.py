@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
-from ..domain.issues import OutcomeSpace, Value
+from ..domain.issues import OutcomeSpace, Value, booleans_in
 from ..domain.protocol import ProtocolState
 from ..errors import InvalidOffer, MoveConflict, UsageError, first_error
 
@@ -60,10 +60,9 @@ class BuyerMove(BaseModel):
     @classmethod
     def _no_booleans(cls, terms: object) -> object:
         # pydantic would read {"price": True} as a price of 1.
-        if isinstance(terms, dict):
-            for k, v in terms.items():
-                if isinstance(v, bool):
-                    raise ValueError(f"{k}={v!r} is not a value of an issue; give a number or an option")
+        found = booleans_in(terms) if isinstance(terms, dict) else ""
+        if found:
+            raise ValueError(f"{found} is not a value of an issue; give a number or an option")
         return terms
 
     @classmethod
