@@ -68,6 +68,14 @@ _WAITING = """<!DOCTYPE html>
 </body></html>
 """
 
+_UNREADABLE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>negotiator view</title></head>
+<body style="font-family:system-ui,sans-serif;margin:2rem">
+<h1 style="font-size:1.3rem">No run to show</h1>
+%s
+</body></html>
+"""
+
 
 def fingerprint(folder: Path) -> tuple[str, int, int]:
     """(a hash of every run log's size and time, the runs, the bytes logged): what the page polls."""
@@ -112,14 +120,18 @@ class LiveReport:
 
         runs: list[str | Path] = [r for r in runs_under(self.folder) if (r / "episodes.jsonl").is_file()]
         live = _LIVE % {"version": json.dumps(version), "poll": POLL_MS}
-        if not runs:
+        runs, unreadable = _readable(runs)
+        if not runs and not unreadable:
             shown = escape(str(self.folder))
             return _WAITING % (shown, shown) + live
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
-            arms = [a for a in load_arms(runs) if a.episodes]
+            arms = [a for a in load_arms(runs) if a.episodes] if runs else []
         damage = _damage(runs) if any(issubclass(w.category, DamagedLogWarning) for w in said) else ""
+        damage = "".join(_DAMAGE % escape(note) for note in unreadable) + damage
         if not arms:
+            if unreadable:  # only damaged runs: say so rather than wait for runs that are there
+                return _UNREADABLE % damage + live
             shown = escape(str(self.folder))
             return _WAITING % (shown, shown) + live
         report = build_report(arms)
@@ -133,6 +145,23 @@ class LiveReport:
 
     def close(self) -> None:
         self._tmp.cleanup()
+
+
+def _readable(runs: list[str | Path]) -> tuple[list[str | Path], list[str]]:
+    """The runs whose config.json reads, and for each other one what is wrong with it: one damaged
+    run leaves the page showing the rest, with the fix that `negotiator report` would give."""
+    from .runner import read_config
+
+    good: list[str | Path] = []
+    notes: list[str] = []
+    for run in runs:
+        try:
+            read_config(run)
+        except UsageError as e:
+            notes.append(f"{run} left out: {e}")
+        else:
+            good.append(run)
+    return good, notes
 
 
 def _damage(runs: list[str | Path]) -> str:

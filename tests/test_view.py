@@ -193,3 +193,22 @@ def test_the_viewer_answers_only_to_its_own_address(tmp_path, viewer):
     for path in ("", "version"):
         r = httpx.get(v.url + path, headers={"Host": f"attacker.example:{port}"}, timeout=30)
         assert r.status_code == 403 and r.text == f"negotiator view answers at http://127.0.0.1:{port}/ only"
+
+
+def test_a_run_with_a_damaged_config_is_left_out_with_a_notice(tmp_path, viewer):
+    """One run whose config.json was damaged turned the whole page into a 500: the other runs were
+    not shown either. It is now left out, and the page says why and how to repair it."""
+    runs = tmp_path / "runs"
+    for name in ("a", "b"):
+        r = cli("eval", "--seller", "rule/boulware", "--limit", "2", "--out", str(runs / name), "--quiet")
+        assert r.returncode == 0, r.stderr
+    (runs / "b" / "config.json").write_text('{"seller": <b>')
+    v = viewer(runs)
+    page = httpx.get(v.url, timeout=120)
+    assert page.status_code == 200
+    assert "2 negotiations in 1 run under" in page.text
+    assert f"{runs / 'b'} left out: {runs / 'b' / 'config.json'} is damaged (line 1, column 12" in page.text
+    (runs / "a" / "config.json").write_text("[]")  # now no run can be read: the page says so, not "waiting"
+    page = httpx.get(v.url, timeout=120)
+    assert page.status_code == 200 and "No run to show" in page.text and "Waiting for runs" not in page.text
+    assert f"{runs / 'a'} left out: {runs / 'a' / 'config.json'} is not a run configuration" in page.text
