@@ -225,6 +225,29 @@ def test_scenarios_list_json_is_one_scenario_a_line_as_show_prints_it():
     assert bad.returncode == 2 and bad.stdout == "" and "unknown scenario template 'boat'" in bad.stderr
 
 
+def test_scenarios_show_and_list_the_scenarios_of_generator_2():
+    """`heldout@v2`, `quick@v2` and the example shop play generator 2's scenarios, which share their ids
+    with generator 1's; `scenarios` showed generator 1's only, so the price range a v2 run played
+    could not be looked up."""
+    from negotiator.domain.generator import generate
+
+    run = lambda *a: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "negotiator", "scenarios", *a], capture_output=True, text=True, env=ENV, timeout=120
+    )
+    for gen in (1, 2):
+        price = next(i for i in generate(3, "furniture", version=gen).issues if i.name == "price")
+        shown = json.loads(run("show", "3", "--template", "furniture", "--generator", str(gen), "--json").stdout)
+        assert next(i for i in shown["issues"] if i["name"] == "price")["high"] == price.high
+        listed = run(
+            "list", "--start", "3", "--count", "1", "--template", "furniture", "--generator", str(gen), "--json"
+        )
+        assert json.loads(listed.stdout) == shown
+    v1, v2 = (generate(3, "furniture", version=g) for g in (1, 2))
+    assert next(i for i in v2.issues if i.name == "price").high < next(i for i in v1.issues if i.name == "price").high
+    bad = run("show", "3", "--generator", "3")
+    assert bad.returncode == 2 and "unknown scenario generator version 3; choose one of 1, 2" in bad.stderr
+
+
 def test_play_stopped_by_a_provider_error_exits_3_as_eval_does():
     # Before: exit 1, the code of a bug; docs/cli.md's table gives 3 to a negotiation ended by a provider error
     r = cli("play", "--seller", "scripted/error", input="walk\n")

@@ -9,6 +9,14 @@ from rich.table import Table
 
 from .app import app, console
 
+GeneratorOption = Annotated[
+    int,
+    typer.Option(
+        help="Scenario generator version: 1 (what `quick` and `heldout` play) or 2 (what `quick@v2`, `heldout@v2` "
+        "and the example shop play: the price never above the list price)."
+    ),
+]
+
 scenarios_app = typer.Typer(help="List and inspect generated scenarios.", no_args_is_help=True)
 app.add_typer(scenarios_app, name="scenarios")
 
@@ -24,19 +32,20 @@ def list_scenarios(
     json_: Annotated[
         bool, typer.Option("--json", help="Print each scenario as `show --json` does, one a line (JSON Lines).")
     ] = False,
+    generator: GeneratorOption = 1,
 ) -> None:
     """One line per scenario: id, product, issues, rounds, who opens, reservations."""
     from ..domain.generator import generate
 
     if json_:
-        for seed in range(start, start + count):
-            typer.echo(generate(seed, template).model_dump_json())  # never wrapped: a line is a scenario
+        for seed in range(start, start + count):  # never wrapped: a line is a scenario
+            typer.echo(generate(seed, template, version=generator).model_dump_json())
         return
     table = Table(title="scenarios")
     for col in ("id", "product", "issues", "rounds", "opener", "r_seller", "r_buyer"):
         table.add_column(col, overflow="fold")  # a narrow terminal wraps a value, never cuts it
     for seed in range(start, start + count):
-        s = generate(seed, template)
+        s = generate(seed, template, version=generator)
         table.add_row(
             s.id,
             s.product.name,
@@ -54,13 +63,14 @@ def show_scenario(
     seed: Annotated[int, typer.Argument(help="Scenario seed (0 or more).", min=0)],
     template: Annotated[str | None, typer.Option(help="Template (default: drawn from the seed).")] = None,
     json_: Annotated[bool, typer.Option("--json", help="Print the scenario as JSON.")] = False,
+    generator: GeneratorOption = 1,
 ) -> None:
     """Everything about one scenario, both sides' private preferences included."""
     from ..domain.generator import generate
     from ..domain.issues import NumericIssue, _fmt
     from ..domain.metrics import analysis
 
-    s = generate(seed, template)
+    s = generate(seed, template, version=generator)
     if json_:
         console.print_json(s.model_dump_json())
         return
