@@ -20,7 +20,7 @@ import os
 import time
 from pathlib import Path
 
-from negotiator.runtime.episode import git_commit
+from negotiator.version import git_commit
 
 MANIFEST = "manifest.json"
 

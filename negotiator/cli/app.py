@@ -58,7 +58,7 @@ def _root(
 ) -> None:
     command = ctx.invoked_subcommand
     if command in ("eval", "train"):
-        from ..runtime.episode import git_commit
+        from ..version import git_commit
 
         # Read the checkout's commit now (it is cached): episodes and training manifests name
         # the code this process started from, even when the work tree is committed to while it runs.

@@ -15,7 +15,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColum
 from rich.text import Text
 
 from ..errors import ProviderError, UsageError
-from ..models.specs import check_generation, parse_spec, with_params
 from .app import (
     DEFAULT_SELLER,
     EXIT_INTERRUPTED,
@@ -119,6 +118,8 @@ def _protocol_form(
     """(seller, buyers) of ``--buyer mcp+http://... --buyer-model M``: the seller measured is the one served
     at the URL, the buyers are the agents that reach it. ``--seller URL --buyer M`` is the same run, recorded
     the same (the same episode ids, config and resume), so either form resumes the other."""
+
+    from ..models.specs import parse_spec
 
     remote = [b for b in buyer or [] if parse_spec(b).kind in ("mcp", "a2a")]
     if not remote:
@@ -345,6 +346,7 @@ def eval_command(
     from evals.suites import get_suite
 
     from ..models.preflight import preflight
+    from ..models.specs import check_generation, parse_spec, with_params
     from ..runtime.log import EpisodeLog, damaged_path, describe, episode_ids
 
     given = {name for name in (*FIXED, *TUNABLE) if _given(ctx, name)}

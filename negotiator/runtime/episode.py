@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,21 +94,6 @@ class Episode(BaseModel):
     @property
     def seller_score(self) -> float:
         return self.metrics.seller_score
-
-
-@lru_cache(maxsize=1)
-def git_commit() -> str | None:
-    """The commit of the negotiator checkout in use, when it runs from a git work tree."""
-    import subprocess
-    from pathlib import Path
-
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def episode_id(*parts: Any) -> str:

@@ -19,7 +19,7 @@ from ..domain.scenario import Scenario
 from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
-from ..version import package_version
+from ..version import git_commit, package_version
 from .episode import (
     Episode,
     EpisodeMetrics,
@@ -28,7 +28,6 @@ from .episode import (
     PartyInfo,
     Provenance,
     episode_id,
-    git_commit,
     process_metrics,
 )
 
