@@ -1,8 +1,10 @@
-"""The error messages docs/embedding.md quotes are the ones the code gives.
+"""What the pages quote from the code is what the code gives.
 
 A developer reads a quoted message to learn what a mistake looks like, and searches the page
-for the one they got: each quote here is produced by the call the page describes and must
-appear in the page word for word (line breaks aside).
+for the one they got: each error message docs/embedding.md quotes is produced here by the call
+the page describes and must appear in the page word for word (line breaks aside). A reader of
+``episodes.jsonl`` learns its fields from docs/episode-schema.md: every field of the record
+must be in the page's example.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from pydantic import ValidationError
 
 from negotiator import BuyerMove, HardLimits, Listing, SellerAgent, UsageError
 from negotiator.domain import DiscreteIssue, LinearValue, NumericIssue, Preferences, Product, TableValue, generate
+from negotiator.party import AdviceRecord, Attempt, GuardIntervention, TurnRecord, Usage
+from negotiator.runtime.episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,3 +87,26 @@ QUOTES = {
 def test_the_quoted_message_is_the_one_the_code_gives(name):
     message = QUOTES[name]()
     assert _words(message) in EMBEDDING, f"docs/embedding.md should quote: {message}"
+
+
+def test_the_episode_schema_page_names_every_field_of_an_episode():
+    page = (ROOT / "docs" / "episode-schema.md").read_text(encoding="utf-8")
+    example = page.split("```jsonc", 1)[1].split("```", 1)[0]
+    named = set(re.findall(r'"(\w+)":', example)) | set(
+        re.findall(r"\{([\w, ]+)\}", example)[0].replace(" ", "").split(",")
+    )
+    records = (
+        Episode,
+        PartyInfo,
+        TurnRecord,
+        Attempt,
+        GuardIntervention,
+        AdviceRecord,
+        Usage,
+        Outcome,
+        EpisodeMetrics,
+        ErrorInfo,
+        Provenance,
+    )
+    missing = {f"{r.__name__}.{name}" for r in records for name in r.model_fields if name not in named}
+    assert missing == set()
