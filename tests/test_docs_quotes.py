@@ -16,7 +16,10 @@ import pytest
 from pydantic import ValidationError
 
 from negotiator import BuyerMove, HardLimits, Listing, SellerAgent, UsageError
+from negotiator.buyers.rules import STRATEGIES
+from negotiator.buyers.talk import TALKERS
 from negotiator.domain import DiscreteIssue, LinearValue, NumericIssue, Preferences, Product, TableValue, generate
+from negotiator.models.scripted import NAMED
 from negotiator.party import AdviceRecord, Attempt, GuardIntervention, TurnRecord, Usage
 from negotiator.runtime.episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance
 
@@ -110,3 +113,10 @@ def test_the_episode_schema_page_names_every_field_of_an_episode():
     )
     missing = {f"{r.__name__}.{name}" for r in records for name in r.model_fields if name not in named}
     assert missing == set()
+
+
+def test_the_concepts_page_names_every_rule_tactic_and_scripted_model():
+    page = (ROOT / "docs" / "concepts.md").read_text(encoding="utf-8")
+    scripted = next(line for line in page.splitlines() if line.startswith("| `scripted/<name>`"))
+    assert [n for n in NAMED if f"`{n}`" not in scripted] == []
+    assert [s for s in STRATEGIES if s not in TALKERS and f"`rule/{s}" not in page] == []

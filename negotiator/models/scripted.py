@@ -8,6 +8,8 @@ pipeline: sensible play, malformed and hostile output, provider failures, latenc
 =====================  ============================================================
 ``scripted/boulware``  plays a Boulware tactic and writes well-formed actions
 ``scripted/accept``    accepts any standing offer, otherwise offers its ideal terms
+``scripted/move``      an assisted seller's model that always makes one kind of move (``move=``: hold,
+                       step, big_step, final, accept, walk_away; a reading on the readings menu)
 ``scripted/malformed`` first answer of every turn is unusable, the retry is good
 ``scripted/invalid``   first answer uses values outside the allowed options
 ``scripted/garbage``   never writes a usable action (the agent falls back)
