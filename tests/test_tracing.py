@@ -10,6 +10,7 @@ import sys
 import textwrap
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -314,3 +315,21 @@ def test_every_command_exports_spans_as_the_standard_variables_say(tmp_path):
 def test_a_bad_exporter_name_is_a_usage_error_for_every_command(tmp_path):
     r = _cli(["scenarios", "list", "--count", "1"], {"OTEL_TRACES_EXPORTER": "jaeger"})
     assert r.returncode == 2 and "OTEL_TRACES_EXPORTER='jaeger'" in r.stderr and "Traceback" not in r.stderr
+
+
+async def test_docs_tracing_names_every_attribute_a_negotiation_and_a_session_record(traced):
+    """docs/tracing.md is where an operator learns what to query: no attribute is left out of it."""
+    tracer, exporter = traced
+    seller = SellerAgent("scripted/hostile", tracer=tracer)  # the guard steps in: its span and kinds too
+    await run_negotiation(seller, make_party("rule/conceder", "buyer", seed=1), generate(seed=7), seed=1, tracer=tracer)
+    sessions = Sessions(SellerAgent("scripted/boulware", tracer=tracer), InMemorySaver(), tracer=tracer)
+    opened = await sessions.open(generate(seed=0).listing())
+    offer = {"price": 850, "delivery_days": 7, "assembly": "none", "payment_terms": "net30"}
+    state = await sessions.move(opened.id, BuyerMove.offer(offer, "850?"))
+    await sessions.move(state.id, BuyerMove.walk_away("No."))
+    page = (Path(__file__).resolve().parent.parent / "docs" / "tracing.md").read_text(encoding="utf-8")
+    recorded = {(s.name.split(" ")[0], k) for s in exporter.get_finished_spans() for k in s.attributes or {}}
+    assert {"negotiation", "negotiation.session", "negotiation.turn", "chat", "negotiator.guard"} == {
+        n for n, _ in recorded
+    }
+    assert sorted(f"{n}: {k}" for n, k in recorded if f"`{k}`" not in page and f"`{k}=" not in page) == []
