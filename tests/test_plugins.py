@@ -240,6 +240,18 @@ def test_an_unknown_party_name_is_a_usage_error_from_the_cli(plugin_dir, tmp_pat
     assert not (tmp_path / "x" / "episodes.jsonl").exists()
 
 
+def test_the_cli_error_shows_the_spec_as_written_not_as_an_emoji(plugin_dir, tmp_path):
+    """`party noact:X: its factory ...` once read `party noact❌ its factory ...`: rich took `:X:` for
+    an emoji code. Nothing the CLI prints (specs, paths, a buyer's message) becomes an emoji."""
+    (tmp_path / "noact.py").write_text("class X:\n    def __init__(self, role, seed=0):\n        pass\n")
+    args = ("eval", "--buyer", "noact:X", "--seller", "rule/boulware", "--limit", "1", "--out", str(tmp_path / "x"))
+    r = cli(plugin_dir, *args, cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    said = re.sub(r"\s+", " ", r.stderr)
+    assert "error: party noact:X: its factory returned X, which has no act(view) method" in said, said
+    assert "\u274c" not in said
+
+
 # --- docs/plugins.md ------------------------------------------------------------------
 
 

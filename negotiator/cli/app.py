@@ -29,8 +29,9 @@ DEFAULT_SELLER = "local/gemma-3-270m-reader?temperature=0"
 # Written to a file or a CI log, rich would squeeze the result tables into 80 columns and cut
 # every figure to an ellipsis; COLUMNS still wins when set.
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
-console = Console(width=_WIDTH)
-err_console = Console(stderr=True, width=_WIDTH)
+# Specs, paths and a buyer's words are printed as written: no `:x:` in them turns into an emoji.
+console = Console(width=_WIDTH, emoji=False)
+err_console = Console(stderr=True, width=_WIDTH, emoji=False)
 
 app = typer.Typer(
     name="negotiator",
