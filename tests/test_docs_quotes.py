@@ -20,6 +20,7 @@ from negotiator.buyers.rules import STRATEGIES
 from negotiator.buyers.talk import TALKERS
 from negotiator.domain import DiscreteIssue, LinearValue, NumericIssue, Preferences, Product, TableValue, generate
 from negotiator.models.scripted import NAMED
+from negotiator.models.specs import STRATEGY_KEYS
 from negotiator.party import AdviceRecord, Attempt, GuardIntervention, TurnRecord, Usage
 from negotiator.runtime.episode import Episode, EpisodeMetrics, ErrorInfo, Outcome, PartyInfo, Provenance
 
@@ -120,3 +121,10 @@ def test_the_concepts_page_names_every_rule_tactic_and_scripted_model():
     scripted = next(line for line in page.splitlines() if line.startswith("| `scripted/<name>`"))
     assert [n for n in NAMED if f"`{n}`" not in scripted] == []
     assert [s for s in STRATEGIES if s not in TALKERS and f"`rule/{s}" not in page] == []
+
+
+def test_the_strategy_page_lists_every_setting_a_seller_spec_takes():
+    page = (ROOT / "docs" / "strategy.md").read_text(encoding="utf-8")
+    table = page.split("## What a business sets", 1)[1].split("\n\n", 2)[1]
+    written = set(re.findall(r"[`&](\w+)=", table))
+    assert sorted(k for k in STRATEGY_KEYS if k != "custom" and k not in written) == []
