@@ -87,3 +87,10 @@ def test_the_checker_slugs_as_github_does_and_finds_a_broken_anchor(tmp_path):
         "missing.md: no file missing.md",
         "other.md#nope: no heading #nope in other.md",
     ]
+
+
+def test_the_readme_documentation_list_leads_to_every_page():
+    """A newcomer finds every page from the README's list: the guard's own page once had no way in."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Documentation", 1)[1]
+    listed = {(ROOT / href.partition("#")[0]).resolve() for href in re.findall(r"\]\(([^)\s]+)\)", section)}
+    assert [p.name for p in PAGES[1:] if p.resolve() not in listed] == []
