@@ -15,7 +15,9 @@ buyer's. The guard is always on.
 By default the seller is *assisted*: a negotiation strategy (``negotiator.strategy``; by
 default the responsive one, which answers the buyer's concessions and reads its words with
 the keyword reader) works out the offers worth its target on each move and whether to
-accept, and the model chooses among them and writes the words. ``strategy=None`` (or
+accept, and the model chooses among them and writes the words. A trained model plays the
+strategy it trained with: the default, ``local/gemma-3-270m-reader``, only reads the buyer's
+words (``menu=readings``), and the strategy moves and writes the message. ``strategy=None`` (or
 ``?strategy=none`` in a spec) is the pure LLM policy: the model writes its own terms.
 A spec string can carry the strategy and its business settings:
 ``local/gemma-3-270m?strategy=linear&leeway=0.05``, ``openai/gpt-4o-mini?strategy=none``.
