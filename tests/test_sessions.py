@@ -232,6 +232,11 @@ async def test_bad_moves_are_usage_errors_that_say_what_to_fix(scenario):
         await sessions.move(st.id, "x" * 2001)
     with pytest.raises(UsageError, match="a buyer move is a BuyerMove, a dict or a message string, not NoneType"):
         await sessions.move(st.id, None)  # before: AttributeError: 'NoneType' object has no attribute 'expected_turn'
+    # The shortcuts say the same for what is no move at all; before, TypeError: 'int' object is not iterable.
+    with pytest.raises(UsageError, match="a buyer move is a BuyerMove, a dict or a message string, not int 5"):
+        BuyerMove.of(5)  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="invalid buyer move: terms: Input should be a valid dictionary"):
+        BuyerMove.offer(850, "850?")  # type: ignore[arg-type]
     with pytest.raises(MoveConflict, match="moved on"):
         await sessions.move(st.id, BuyerMove.offer(_low_offer(scenario, 530), expected_turn=5))
     with pytest.raises(UsageError, match="invalid limits"):

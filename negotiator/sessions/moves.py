@@ -69,7 +69,9 @@ class BuyerMove(BaseModel):
     def offer(cls, terms: Mapping[str, object], message: str = "", **kw: object) -> BuyerMove:
         """An offer; issues left out keep the buyer's previous values. Any mapping: an app's
         ``{"price": 850, "assembly": "none"}`` is a ``dict[str, object]`` to a type checker."""
-        return cls.of({"action": "offer", "terms": dict(terms), "message": message, **kw})
+        return cls.of(
+            {"action": "offer", "terms": dict(terms) if isinstance(terms, Mapping) else terms, "message": message, **kw}
+        )
 
     @classmethod
     def say(cls, message: str, **kw: object) -> BuyerMove:
@@ -87,6 +89,10 @@ class BuyerMove(BaseModel):
     def of(cls, move: Mapping[str, object]) -> BuyerMove:
         """The move ``move`` writes (a page's JSON), or a UsageError naming what is wrong with it: the
         shopper's input, for the app to show (the shortcuts above raise the same)."""
+        if not isinstance(move, Mapping | BuyerMove):  # as Sessions.move says it
+            raise UsageError(
+                f"a buyer move is a BuyerMove, a dict or a message string, not {type(move).__name__} {move!r}"
+            )
         try:
             return cls.model_validate(dict(move))
         except ValidationError as e:
