@@ -35,13 +35,15 @@ class UsageError(NegotiatorError, ValueError):
     """A mistake by the caller: bad spec, bad scenario, bad flag. Fix the input."""
 
 
-def first_error(e: Any, top: str = "(top level)") -> str:
-    """A pydantic ``ValidationError`` in one line for a ``UsageError``: where, what, and how many
-    more (``top`` names the object itself when the error is on it, not on a field)."""
+def first_error(e: Any) -> str:
+    """A pydantic ``ValidationError`` in one line for a ``UsageError``: where (the field; nothing when
+    the error is on the object itself), what, and how many more. A message our own validators wrote
+    is shown as written, without pydantic's ``Value error, `` before it."""
     err = e.errors()[0]
-    where = ".".join(str(p) for p in err["loc"]) or top
+    where = ".".join(str(p) for p in err["loc"])
+    what = str(err["msg"]).removeprefix("Value error, ")
     more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-    return f"{where}: {err['msg']}{more}"
+    return f"{where}: {what}{more}" if where else f"{what}{more}"
 
 
 class MoveConflict(UsageError):

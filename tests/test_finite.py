@@ -213,9 +213,7 @@ async def test_sessions_refuse_non_finite_limits_and_listings_with_a_usage_error
         with pytest.raises(UsageError, match=rf"^invalid listing: {where.replace('.', '[.]')}: "):
             await sessions.open(_poison(_listing_json(), path, value))
     st_ = await sessions.open(scenario)
-    with pytest.raises(
-        UsageError, match=r"invalid buyer move: terms\.price: Value error, must be a finite number, got nan"
-    ):
+    with pytest.raises(UsageError, match=r"invalid buyer move: terms\.price: must be a finite number, got nan"):
         await sessions.move(st_.id, {"action": "offer", "terms": _buyer_terms(math.nan)})
     assert (await sessions.get(st_.id)).turn == 0
 
@@ -227,9 +225,7 @@ def test_the_sdk_models_refuse_non_finite_numbers_and_name_the_field():
         HardLimits(maximum={"quantity": math.inf})
     with pytest.raises(ValidationError, match=r"terms\.price\n  Value error, must be a finite number, got nan"):
         MakeOffer(terms={"price": math.nan})
-    with pytest.raises(
-        UsageError, match=r"invalid buyer move: terms\.price: Value error, must be a finite number, got inf"
-    ):
+    with pytest.raises(UsageError, match=r"invalid buyer move: terms\.price: must be a finite number, got inf"):
         BuyerMove.offer({"price": math.inf})  # a shopper's input: the UsageError an app shows them
     with pytest.raises(ValidationError, match=r"forbidden\.payment_terms\.0\n  Value error, must be a finite number"):
         HardLimits(forbidden={"payment_terms": (math.nan,)})

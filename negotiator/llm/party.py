@@ -172,7 +172,7 @@ def _limits(limits: HardLimits | dict | None) -> HardLimits | None:
     try:
         return HardLimits.model_validate(limits)
     except ValidationError as e:
-        raise UsageError(f"invalid limits: {first_error(e, 'limits')}") from None
+        raise UsageError(f"invalid limits: {first_error(e)}") from None
 
 
 def _record(advice: Advice | None, action, fallback: bool, reading: str | None = None) -> AdviceRecord | None:
