@@ -1,4 +1,5 @@
-"""Every relative link in README.md and docs/*.md leads somewhere.
+"""Every relative link in the repository's Markdown (README.md, docs/*.md and the READMEs beside
+the code) leads somewhere.
 
 A link to a file must name a file of the checkout, and a ``#fragment`` must name a heading of
 the page it points to, slugged as GitHub slugs it (lower case, punctuation dropped, spaces
@@ -20,6 +21,14 @@ from markdown_it.token import Token
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BESIDE = [  # the other Markdown a reader meets: a folder's README, the changelog, the contributors' guide
+    *sorted(ROOT.glob("*.md")),
+    *(
+        p
+        for top in ("benchmarks", "deployments", "examples", "negotiator", "evals", "train")
+        for p in sorted((ROOT / top).rglob("*.md"))
+    ),
+]
 _MD = MarkdownIt("commonmark")
 
 
@@ -64,7 +73,10 @@ def broken(page: Path, root: Path = ROOT) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
+ALL = sorted(set(PAGES + BESIDE))
+
+
+@pytest.mark.parametrize("page", ALL, ids=[p.relative_to(ROOT).as_posix() for p in ALL])
 def test_every_relative_link_and_anchor_resolves(page: Path):
     assert broken(page) == []
 
