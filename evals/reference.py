@@ -53,7 +53,7 @@ def reference_run(run_dir: Path, config: dict) -> tuple[Path, dict] | None:
 def reference_for(run_dir: Path, config: dict, rows: list[Row], negotiations: dict[str, str]) -> dict | None:
     """The reference of a run whose summary rows are ``rows`` (``negotiations``: episode id -> the
     negotiation it played): its name, its figures on the negotiations both played, and a line to print."""
-    from .stats import paired_difference
+    from .stats import min_clusters, paired_difference
 
     found = reference_run(run_dir, config)
     if found is None:
@@ -83,9 +83,15 @@ def reference_for(run_dir: Path, config: dict, rows: list[Row], negotiations: di
         else "no detectable difference"
     )
     ref_block = block([theirs[k] for k in common])
+    fewest = min_clusters(d.level)
+    compared = (
+        f"{fmt_diff(d.as_dict())}, p = {fmt_p(d.p_value)}: {verdict}"
+        if d.clusters >= fewest  # fewer scenarios than that cannot show a difference, whatever the scores
+        else f"{d.mean:+.3f} over {d.clusters} scenario{'s' if d.clusters != 1 else ''}, too few to tell "
+        f"(a {d.level:.0%} interval needs {fewest} or more)"
+    )
     line = (
         f"reference: {seller} ({ref_dir}) scored {fmt(ref_block.get('seller_score'))} on the same "
-        f"{len(common)} negotiations; this seller - reference: {fmt_diff(d.as_dict())}, p = {fmt_p(d.p_value)}: "
-        f"{verdict}"
+        f"{len(common)} negotiation{'s' if len(common) != 1 else ''}; this seller - reference: {compared}"
     )
     return {"seller": seller, "run": str(ref_dir), "block": ref_block, "difference": d.as_dict(), "line": line}

@@ -245,6 +245,12 @@ def sign_flip_p_value(
     return _flips(differences, clusters, resamples, seed).p_value
 
 
+def min_clusters(level: float = LEVEL) -> int:
+    """The fewest clusters whose sign-flip test can reject at all: 2 ** (1 - k) <= 1 - ``level``
+    (6 at 95%); with fewer, ``paired_difference``'s CI is its bounds whatever the data."""
+    return math.ceil(1 - math.log2(1 - level) - 1e-9)
+
+
 def paired_difference(
     a: Sequence[float],
     b: Sequence[float],

@@ -198,6 +198,21 @@ def test_the_summary_defines_its_columns_and_shows_a_reference_from_the_folder(t
     assert d["detectable"] == (d["p_value"] <= 0.05)
 
 
+def test_a_reference_on_too_few_scenarios_says_so_instead_of_an_interval(tmp_path):
+    """On 1 or 2 shared negotiations the reference line printed '+0.051 [-1.000, +1.000], p = 1.000': an
+    interval no data could narrow (a sign-flip test over fewer than 6 scenarios cannot reject at 95%)."""
+    assert cli("eval", "--seller", "rule/boulware", "--limit", "1", "--quiet", cwd=tmp_path).returncode == 0
+    r = cli("eval", "--seller", "scripted/boulware", "--limit", "2", "--quiet", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    line = " ".join(r.stdout[r.stdout.index("reference:") :].replace("│", " ").split())
+    assert re.search(
+        r"reference: rule/boulware \(runs/\S+\) scored \d\.\d{3} on the same 1 negotiation; this seller - reference: "
+        r"[+-]\d\.\d{3} over 1 scenario, too few to tell \(a 95% interval needs 6 or more\)",
+        line,
+    ), line
+    assert "[-1.000, +1.000]" not in r.stdout
+
+
 def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path):
     """On main 8aea479 Ctrl-C exited 130 saying only "interrupted"."""
     out = tmp_path / "run"
