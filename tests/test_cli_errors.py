@@ -349,3 +349,17 @@ def test_a_non_finite_eval_timeout_is_a_usage_error(value, tmp_path):
 def test_report_refuses_a_negative_seed_without_a_traceback(finished_run, tmp_path):
     r = cli("report", str(finished_run), "--seed", "-1", "--out", str(tmp_path / "report"))
     assert r.returncode == 2 and "--seed" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_an_error_written_to_a_pipe_is_one_line_however_long(tmp_path):
+    """Written to a log or a script, a long error came out in 160-column pieces: a grep for it found
+    half a message. Errors and warnings are now one line each (a terminal still wraps them on screen)."""
+    env = {k: v for k, v in ENV.items() if k != "COLUMNS"}  # a pipe, as a CI log or a script reads it
+    suite = "q" * 300
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", "eval", "--seller", "rule/boulware", "--suite", suite, "--out", "x"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("error: ") and suite in line and len(line) > 300

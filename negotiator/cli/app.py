@@ -31,7 +31,9 @@ DEFAULT_SELLER = "local/gemma-3-270m-reader?temperature=0"
 _WIDTH = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 160
 # Specs, paths and a buyer's words are printed as written: no `:x:` in them turns into an emoji.
 console = Console(width=_WIDTH, emoji=False)
-err_console = Console(stderr=True, width=_WIDTH, emoji=False)
+# Errors and warnings are one line each, however long: a log or a script reads them whole (a
+# terminal still wraps them on screen).
+err_console = Console(stderr=True, width=_WIDTH, emoji=False, soft_wrap=True)
 
 app = typer.Typer(
     name="negotiator",
