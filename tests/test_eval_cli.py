@@ -256,3 +256,26 @@ def test_the_eta_is_the_run_s_own_pace_and_waits_for_the_first_negotiation():
     now[0] = 142.0
     task.completed = 3 + 9  # ... one more a second later: the estimate moves by seconds, not minutes
     assert eta.render(task).plain == "ETA 0:56"  # 42 s / 9 x 12
+
+
+def test_the_commands_a_run_prints_run_as_typed(tmp_path):
+    """After the README's set-up (`.venv/bin/negotiator eval`, no activated environment) the summary
+    said `negotiator report runs`, which that shell cannot find: the commands to copy now start the
+    way the program was started, and say plain `negotiator` when PATH finds it."""
+    from pathlib import Path
+
+    script = Path(sys.executable).with_name("negotiator")
+    if not script.is_file():
+        pytest.skip("the console script is not installed next to this interpreter")
+    path_without = os.pathsep.join(p for p in ENV["PATH"].split(os.pathsep) if Path(p) != script.parent)
+    args = ["eval", "--seller", "rule/boulware", "--limit", "1", "--quiet"]
+    for argv, path, start in (
+        ([str(script)], path_without, str(script)),
+        ([sys.executable, "-m", "negotiator"], path_without, f"{sys.executable} -m negotiator"),
+        (["negotiator"], f"{script.parent}{os.pathsep}{path_without}", "negotiator"),
+    ):
+        r = subprocess.run(
+            [*argv, *args], capture_output=True, text=True, env={**ENV, "PATH": path}, cwd=tmp_path, timeout=300
+        )
+        assert r.returncode == 0, r.stderr
+        assert f"watch:    {start} view runs" in r.stdout and f"compare:  {start} report runs " in r.stdout

@@ -72,6 +72,23 @@ def _root(
         configure_tracing("negotiator-service" if command == "serve" else "negotiator")
 
 
+def command() -> str:
+    """How to type this program again, for the commands a run prints to copy: ``negotiator`` when
+    that is what PATH finds, else as it was started (``.venv/bin/negotiator`` after the README's
+    set-up without an activated environment, ``python -m negotiator``)."""
+    import shlex
+    import shutil
+
+    argv0 = Path(sys.argv[0])
+    if argv0.name == "negotiator":  # the console script
+        found = shutil.which("negotiator")
+        return "negotiator" if found and Path(found).resolve() == argv0.resolve() else shlex.quote(str(argv0))
+    started = list(getattr(sys, "orig_argv", []))
+    if "-m" in started:  # python -m negotiator
+        return shlex.join(started[: started.index("-m") + 2])
+    return "negotiator"
+
+
 def output_folder(path: Path, flag: str = "--out") -> Path:
     """``path`` as a folder this process can write into, created if missing; else a UsageError saying why."""
     if path.exists() and not path.is_dir():

@@ -21,6 +21,7 @@ from .app import (
     EXIT_UNREACHABLE,
     Unreachable,
     app,
+    command,
     console,
     err_console,
     output_folder,
@@ -551,7 +552,7 @@ def eval_command(
         kept = len(wanted & episode_ids(log.path))  # every finished negotiation is on disk before it counts
         err_console.print(
             f"interrupted: kept {kept} of {len(jobs)} negotiations in {out_dir}; "
-            f"resume with `negotiator eval --resume {out_dir}`",
+            f"resume with `{command()} eval --resume {out_dir}`",
             highlight=False,
             soft_wrap=True,
         )
@@ -581,18 +582,19 @@ def eval_command(
         again = "".join(f" --buyer {b}" for b in buyers) if buyer else ""
         console.print(
             f"for a point of comparison, run a rule seller on the same negotiations (seconds, no model): "
-            f"negotiator eval --seller rule/boulware --suite {suite}{again}"
+            f"{command()} eval --seller rule/boulware --suite {suite}{again}"
             + (f" --seed {seed}" if seed else "")
             + (f" --out {out_dir.parent / 'rule_boulware'}" if out else "")
             + "; this summary then shows it beside the next run",
             highlight=False,
             soft_wrap=True,
         )
+    me = command()
     console.print(
         f"episodes: {out_dir / 'episodes.jsonl'}\nsummary:  {out_dir / 'summary.json'}\n"
-        f"report:   negotiator report {out_dir}\n"
-        f"compare:  negotiator report {out_dir.parent}   (every run in it, on the negotiations they share)\n"
-        f"watch:    negotiator view {out_dir.parent}",
+        f"report:   {me} report {out_dir}\n"
+        f"compare:  {me} report {out_dir.parent}   (every run in it, on the negotiations they share)\n"
+        f"watch:    {me} view {out_dir.parent}",
         highlight=False,
         soft_wrap=True,  # paths and commands whole, to copy
     )
