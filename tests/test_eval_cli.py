@@ -233,7 +233,8 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(tmp_path):
     kept = log.read_bytes().count(b"\n")
     assert 2 <= kept < 1152
     assert (
-        f"interrupted: kept {kept} of 1152 negotiations in {out}; resume with `negotiator eval --resume {out}`" in err
+        f"interrupted: kept {kept} of 1152 negotiations in {out}; resume with `{sys.executable} -m negotiator eval "
+        f"--resume {out}`" in err  # as this test started it
     )
     assert "Traceback" not in err and err.count("interrupted") == 1  # said once
 
