@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlparse
 
-from ..errors import RemoteRequestBlocked
+from ..errors import RemoteRequestBlocked, UsageError
 
 if TYPE_CHECKING:
     from ..party import PartyView
@@ -94,6 +94,22 @@ def is_loopback(url: str | None) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def check_base_url(base_url: str, spec: str) -> None:
+    """A UsageError unless ``base_url`` is an http(s) address with a host (and a port that is a number):
+    anything else fails every call of a batch later, each after its retries (``127.0.0.1:8000/v1`` reached
+    the server check and then lost every negotiation)."""
+    url = urlparse(base_url.strip())
+    try:
+        port_ok = url.port is None or url.port > 0
+    except ValueError:  # a port that is not a number, or out of range
+        port_ok = False
+    if url.scheme not in ("http", "https") or not url.hostname or not port_ok:
+        raise UsageError(
+            f"base URL {base_url!r} for {spec} is not an http:// or https:// address: write it whole, "
+            "e.g. http://127.0.0.1:8000/v1 (the server's OpenAI-compatible address)"
+        )
 
 
 def check_request_allowed(model: str, base_url: str | None) -> None:

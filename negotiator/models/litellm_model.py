@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from ..errors import ProviderError
-from .base import ModelRequest, ModelResponse, ToolCall, check_request_allowed
+from .base import ModelRequest, ModelResponse, ToolCall, check_base_url, check_request_allowed
 from .families import model_family
 
 # LiteLLM fetches a price map from the internet at import unless told not to.
@@ -59,6 +59,8 @@ class LiteLLMModel:
     ):
         self.model = model
         self.spec = spec or model
+        if base_url:
+            check_base_url(base_url, self.spec)
         self.base_url = base_url
         self.api_key = api_key
         self.timeout = timeout

@@ -10,7 +10,7 @@ import socket
 from urllib.parse import urlparse
 
 from ..errors import ProviderError, UsageError
-from .base import check_request_allowed
+from .base import check_base_url, check_request_allowed
 from .litellm_model import litellm_module
 from .specs import Spec, parse_spec
 
@@ -36,9 +36,11 @@ def preflight(spec: str, base_url: str | None = None, timeout: float = 3.0) -> N
     s = parse_spec(spec)
     if s.kind != "litellm":
         return
+    if base_url:
+        check_base_url(base_url, spec)
     check_request_allowed(s.name, base_url)
     if base_url:
-        url = urlparse(base_url if "://" in base_url else f"http://{base_url}")
+        url = urlparse(base_url.strip())
         host, port = url.hostname or "localhost", url.port or (443 if url.scheme == "https" else 80)
         try:
             with socket.create_connection((host, port), timeout=timeout):

@@ -1,0 +1,56 @@
+"""LLM parties behind providers that misbehave, through the real LiteLLM Router, against a fake
+OpenAI-compatible server on loopback: a bad configuration is one line before anything runs, a
+provider's failure is data on the episode, and a resume plays again what failed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from negotiator.testing import FakeOpenAIServer
+
+ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "200"}
+WALK = '{"action": "walk_away", "message": "Not today."}'
+
+
+def cli(*args, env: dict | None = None, timeout: float = 300):
+    return subprocess.run(
+        [sys.executable, "-m", "negotiator", *args],
+        capture_output=True,
+        text=True,
+        env={**ENV, **(env or {})},
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize("url", ["{host}:{port}/v1", "ftp://{host}:{port}/v1", "http://{host}:notaport/v1"])
+def test_a_base_url_that_is_not_an_http_address_is_one_line_before_any_negotiation(url, tmp_path):
+    """Without a scheme the server check passed and every call then failed, after its retries and replays;
+    a port that is not a number was a traceback."""
+    with FakeOpenAIServer(lambda req: WALK) as server:
+        host, port = server._server.server_address[:2]
+        given = url.format(host=host, port=port)
+        r = cli(
+            "eval",
+            "--seller",
+            "rule/boulware",
+            "--buyer",
+            "openai/m",
+            "--buyer-base-url",
+            given,
+            "--limit",
+            "2",
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        )
+        assert server.requests == []
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip() == (
+        f"error: base URL {given!r} for openai/m is not an http:// or https:// address: write it whole, "
+        "e.g. http://127.0.0.1:8000/v1 (the server's OpenAI-compatible address)"
+    )
+    assert "Traceback" not in r.stderr and not (tmp_path / "run" / "episodes.jsonl").exists()
