@@ -25,7 +25,7 @@ class FakeReply:
     tool_call: tuple[str, dict] | None = None
     status: int = 200
     delay: float = 0.0
-    body: dict | None = None
+    body: dict | None = None  # the whole JSON answer, sent as is (an error's, or a malformed 200's)
 
 
 Handler = Callable[[dict[str, Any]], "FakeReply | str"]
@@ -69,6 +69,9 @@ class FakeOpenAIServer:
                     reply = FakeReply(text=reply)
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.status == 200 and reply.body is not None:
+                    self._send(200, reply.body)
+                    return
                 if reply.status != 200:
                     self._send(
                         reply.status,

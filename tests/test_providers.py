@@ -10,7 +10,9 @@ import sys
 
 import pytest
 
-from negotiator.testing import FakeOpenAIServer
+from evals.runner import RunOptions, plan, run_jobs
+from evals.suites import get_suite
+from negotiator.testing import FakeOpenAIServer, FakeReply
 
 ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "200"}
 WALK = '{"action": "walk_away", "message": "Not today."}'
@@ -54,3 +56,17 @@ def test_a_base_url_that_is_not_an_http_address_is_one_line_before_any_negotiati
         "e.g. http://127.0.0.1:8000/v1 (the server's OpenAI-compatible address)"
     )
     assert "Traceback" not in r.stderr and not (tmp_path / "run" / "episodes.jsonl").exists()
+
+
+async def test_an_answer_with_no_choices_is_a_transient_provider_error_on_the_episode(tmp_path):
+    """An empty ``choices`` list was an IndexError ('list index out of range', neither transient nor
+    replayed, no word of the provider); it is the provider's failure, replayed like a 503."""
+    jobs = plan(get_suite("quick"), "rule/boulware", ["openai/m"], limit=1)
+    empty = {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": []}
+    with FakeOpenAIServer(lambda req: FakeReply(body=empty)) as server:
+        options = RunOptions(buyer_base_url=server.base_url, call_retries=0, retries=1, retry_delay=0.01)
+        (ep,) = await run_jobs(jobs, tmp_path, options)
+    assert len(server.requests) == 2  # played, then replayed once
+    assert ep.outcome.ended_by == "error" and ep.labels["attempts"] == 2
+    assert (ep.error.type, ep.error.party, ep.error.transient) == ("ProviderError", "buyer", True)
+    assert ep.error.message == "the provider answered with no choices (an empty `choices` list)"

@@ -156,6 +156,8 @@ def _provider_error(e: Exception) -> ProviderError:
 
 
 def _to_response(resp: Any) -> ModelResponse:
+    if not resp.choices:  # a provider's hiccup (or its filter) answered nothing: asking again may help
+        raise ProviderError("the provider answered with no choices (an empty `choices` list)", transient=True)
     choice = resp.choices[0]
     msg = choice.message
     calls = []
