@@ -12,6 +12,7 @@ import pytest
 
 from evals.runner import RunOptions, plan, run_jobs
 from evals.suites import get_suite
+from negotiator.runtime.episode import Episode
 from negotiator.testing import FakeOpenAIServer, FakeReply
 
 ENV = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "COLUMNS": "200"}
@@ -70,3 +71,57 @@ async def test_an_answer_with_no_choices_is_a_transient_provider_error_on_the_ep
     assert ep.outcome.ended_by == "error" and ep.labels["attempts"] == 2
     assert (ep.error.type, ep.error.party, ep.error.transient) == ("ProviderError", "buyer", True)
     assert ep.error.message == "the provider answered with no choices (an empty `choices` list)"
+
+
+def test_a_resume_plays_again_only_the_negotiations_that_ended_in_an_error(tmp_path):
+    """A provider that failed one negotiation past its retries: the run says how to play it again, and
+    ``--resume`` replays that one only (it used to count it as done, so no resume ever retried it)."""
+    run = tmp_path / "run"
+    answers = [FakeReply(status=400)]  # the first call fails (permanently: no replay within the run)
+
+    with FakeOpenAIServer(lambda req: answers.pop(0) if answers else WALK) as server:
+        r = cli(
+            "eval",
+            "--seller",
+            "rule/boulware",
+            "--buyer",
+            "openai/m",
+            "--buyer-base-url",
+            server.base_url,
+            "--limit",
+            "3",
+            "--concurrency",
+            "1",
+            "--call-retries",
+            "0",
+            "--out",
+            str(run),
+            "--quiet",
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        said = " ".join(r.stdout.split())
+        assert (
+            "1 negotiation ended in an error" in said
+            and f"`{sys.executable} -m negotiator eval --resume {run}` plays them again" in said
+        )
+        first = [Episode.model_validate_json(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
+        (failed,) = [e for e in first if e.error is not None]
+        assert len(server.requests) == 3
+
+        r = cli("eval", "--resume", str(run), "--quiet")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert len(server.requests) == 4  # the failed negotiation only
+    said = " ".join(r.stdout.split())
+    assert (
+        f"playing again 1 negotiation that ended in an error (the failed episode kept in {run}/episodes.failed.jsonl)"
+        in said
+    )
+    assert "2 of 3 negotiations already done" in said and "ended in an error" not in said.split("already done")[1]
+    again = {
+        e.episode_id: e for e in map(Episode.model_validate_json, (run / "episodes.jsonl").read_text().splitlines())
+    }
+    assert len(again) == 3 and all(e.error is None for e in again.values())
+    assert again[failed.episode_id].outcome.ended_by == "walk_away"
+    assert {e.episode_id: e for e in first if e.error is None}.items() <= again.items()  # the others untouched
+    (kept,) = (run / "episodes.failed.jsonl").read_text().splitlines()
+    assert Episode.model_validate_json(kept) == failed

@@ -348,7 +348,7 @@ def eval_command(
 
     from ..models.preflight import preflight
     from ..models.specs import check_generation, parse_spec, with_params
-    from ..runtime.log import EpisodeLog, damaged_path, describe, episode_ids
+    from ..runtime.log import EpisodeLog, damaged_path, describe, episode_ids, failed_path, set_aside_failed
 
     given = {name for name in (*FIXED, *TUNABLE) if _given(ctx, name)}
     seller, buyer = _protocol_form(seller, buyer, buyer_model, given)
@@ -505,6 +505,15 @@ def eval_command(
             f"moved to {damaged_path(log.path)}, and those negotiations run again"
         )
     wanted = {j.episode_id for j in jobs}
+    failed = set_aside_failed(log.path, wanted)  # an error is no result: a resume plays those negotiations again
+    if failed:
+        n = len(failed)
+        console.print(
+            f"playing again {n} negotiation{'s' if n > 1 else ''} that ended in an error "
+            f"(the failed episode{'s' if n > 1 else ''} kept in {failed_path(log.path)})",
+            highlight=False,
+            soft_wrap=True,
+        )
     already = len(wanted & episode_ids(log.path))
     if already:
         console.print(f"resuming in {out_dir}: {already} of {len(jobs)} negotiations already done")
@@ -602,7 +611,12 @@ def eval_command(
     first = errors[0] if errors else None
     said = escape(first[1]) if first else ""
     if errors:
-        console.print(f"[bold yellow]{len(errors)} negotiations ended in an error[/] (left out of the scores): {said}")
+        console.print(
+            f"[bold yellow]{len(errors)} negotiation{'s' if len(errors) > 1 else ''} ended in an error[/] "
+            f"(left out of the scores): {said}; "
+            f"`{escape(command())} eval --resume {escape(str(out_dir))}` plays them again",
+            soft_wrap=True,
+        )
     if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
         console.print(f"[bold red]every negotiation failed: {said}[/]")
         raise typer.Exit(EXIT_UNREACHABLE)

@@ -7,7 +7,8 @@ by readers with one warning that says where and why. A writer opening the log
 rewrites the log with the valid lines only (atomically: the damaged copy is on disk before the
 log is replaced), so a resumed run plays those negotiations again. An episode id seen twice
 keeps its first copy. A line of another ``schema_version`` is not damage: it is refused with
-what to do.
+what to do. A resume moves the episodes that ended in an error to ``episodes.failed.jsonl``
+the same way (``set_aside_failed``), and plays those negotiations again.
 """
 
 from __future__ import annotations
@@ -199,15 +200,46 @@ def set_aside_damaged(path: str | Path) -> list[DamagedLine]:
                 f.flush()
                 os.fsync(f.fileno())
         return []
-    aside = damaged_path(p)
+    _move_aside(p, good, [d.raw for d in damaged], damaged_path(p))
+    return damaged
+
+
+def failed_path(path: str | Path) -> Path:
+    """Where a resume keeps the episodes it plays again: ``episodes.jsonl`` -> ``episodes.failed.jsonl``."""
+    p = Path(path)
+    return p.with_name(f"{p.stem}.failed{p.suffix or '.jsonl'}")
+
+
+def set_aside_failed(path: str | Path, ids: set[str]) -> list[Episode]:
+    """Move the episodes of ``ids`` in the log at ``path`` that ended in an error (a provider that
+    failed past its retries, a crashed party) to its ``.failed.jsonl`` sibling; return them.
+
+    A resume calls this so those negotiations are played again (an error episode is no result: it is
+    left out of the scores). As with damaged lines, the moved lines are on disk in the sibling before
+    the log is atomically replaced, and the other lines stay byte for byte.
+    """
+    p = Path(path)
+    if not p.exists() or p.stat().st_size == 0:
+        return []
+    _, lines = _classify(p)
+    failed = {n: r for n, _, r in lines if isinstance(r, Episode) and r.error is not None and r.episode_id in ids}
+    if not failed:
+        return []
+    keep, moved = [raw for n, raw, _ in lines if n not in failed], [raw for n, raw, _ in lines if n in failed]
+    _move_aside(p, keep, moved, failed_path(p))
+    return list(failed.values())
+
+
+def _move_aside(p: Path, keep: list[bytes], moved: list[bytes], aside: Path) -> None:
+    """Append ``moved`` to ``aside`` (fsynced), then atomically replace the log ``p`` with ``keep``."""
     with open(aside, "ab") as f:
-        f.write(b"".join(d.raw + b"\n" for d in damaged))
+        f.write(b"".join(raw + b"\n" for raw in moved))
         f.flush()
         os.fsync(f.fileno())
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(b"".join(g + b"\n" for g in good))
+            f.write(b"".join(g + b"\n" for g in keep))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, p)
@@ -215,7 +247,6 @@ def set_aside_damaged(path: str | Path) -> list[DamagedLine]:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(p.parent)
-    return damaged
 
 
 def _fsync_dir(folder: Path) -> None:
