@@ -4,6 +4,7 @@ provider's failure is data on the episode, and a resume plays again what failed.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 from evals.runner import RunOptions, plan, run_jobs
 from evals.suites import get_suite
+from negotiator.models.base import RAW_KEPT
 from negotiator.runtime.episode import Episode
 from negotiator.testing import FakeOpenAIServer, FakeReply
 
@@ -125,3 +127,20 @@ def test_a_resume_plays_again_only_the_negotiations_that_ended_in_an_error(tmp_p
     assert {e.episode_id: e for e in first if e.error is None}.items() <= again.items()  # the others untouched
     (kept,) = (run / "episodes.failed.jsonl").read_text().splitlines()
     assert Episode.model_validate_json(kept) == failed
+
+
+async def test_an_answer_of_a_megabyte_is_kept_and_quoted_back_cut_to_its_first_characters(tmp_path):
+    """A server that ignores max_tokens and answers a megabyte: each attempt's copy in the episode and the
+    retry feedback sent back to the provider hold its first RAW_KEPT characters (they held all of it:
+    tens of megabytes per episode, and each retry's request grew by a megabyte)."""
+    jobs = plan(get_suite("quick"), "rule/boulware", ["openai/m"], limit=1)
+    with FakeOpenAIServer(lambda req: "A" * 1_000_000) as server:
+        options = RunOptions(buyer_base_url=server.base_url, call_retries=0, retries=0)
+        (ep,) = await run_jobs(jobs, tmp_path, options)
+    cut = "A" * RAW_KEPT + f" ... [{1_000_000 - RAW_KEPT} more characters not kept]"
+    buyer_turns = [t for t in ep.turns if t.party == "buyer"]
+    assert ep.error is None and buyer_turns and all(t.fallback for t in buyer_turns)
+    assert all(t.raw_output == cut and [a.raw for a in t.invalid_attempts] == [cut] * 3 for t in buyer_turns)
+    assert len(server.requests) == 3 * len(buyer_turns)  # each turn: the answer, then two retries
+    assert max(len(json.dumps(r)) for r in server.requests) < 3 * RAW_KEPT + 20_000
+    assert (tmp_path / "episodes.jsonl").stat().st_size < 20 * RAW_KEPT * len(buyer_turns)

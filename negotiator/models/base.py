@@ -49,11 +49,22 @@ class ModelResponse:
     cost_usd: float = 0.0
 
     def raw(self) -> str:
-        """The output as one string (for logs and retry feedback)."""
+        """The output as one string (for logs and retry feedback), its first ``RAW_KEPT`` characters: an
+        answer of megabytes (a server that ignores ``max_tokens``) was copied into the episode at each
+        attempt and sent back to the provider, growing, with each retry's feedback."""
         if self.tool_calls:
             calls = "; ".join(f"{c.name}({c.arguments})" for c in self.tool_calls)
-            return f"{self.text or ''}\n[tool calls] {calls}".strip()
-        return self.text or ""
+            out = f"{self.text or ''}\n[tool calls] {calls}".strip()
+        else:
+            out = self.text or ""
+        if len(out) > RAW_KEPT:
+            out = f"{out[:RAW_KEPT]} ... [{len(out) - RAW_KEPT} more characters not kept]"
+        return out
+
+
+RAW_KEPT = 4000
+"""How much of a model's answer an episode keeps and retry feedback quotes (a valid action is a few
+hundred characters; the default ``max_tokens``, 256, is about a thousand)."""
 
 
 @runtime_checkable
