@@ -144,3 +144,43 @@ async def test_an_answer_of_a_megabyte_is_kept_and_quoted_back_cut_to_its_first_
     assert len(server.requests) == 3 * len(buyer_turns)  # each turn: the answer, then two retries
     assert max(len(json.dumps(r)) for r in server.requests) < 3 * RAW_KEPT + 20_000
     assert (tmp_path / "episodes.jsonl").stat().st_size < 20 * RAW_KEPT * len(buyer_turns)
+
+
+@pytest.mark.parametrize(
+    "role, param",
+    [
+        ("--buyer", "api_key"),
+        ("--seller", "api_key"),
+        ("--buyer", "aws_secret_access_key"),
+        ("--seller", "azure_ad_token"),
+    ],
+)
+def test_a_credential_in_a_spec_is_refused_unechoed_before_anything_is_written(role, param, tmp_path):
+    """LiteLLM takes ``?api_key=`` from a spec and it worked, but the spec (the key in it) was written into
+    config.json, summary.json and every episode."""
+    spec = f"openai/m?{param}=sk-SECRET-0123&max_tokens=64"
+    other = {"--buyer": "--seller", "--seller": "--buyer"}[role]
+    with FakeOpenAIServer(lambda req: WALK) as server:
+        r = cli(
+            "eval",
+            role,
+            spec,
+            other,
+            f"rule/{'boulware' if other == '--seller' else 'conceder'}",
+            f"{role}-base-url",
+            server.base_url,
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        )
+        assert server.requests == []
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert " ".join(r.stderr.split()) == (
+        f"error: openai/m: ?{param}= puts a credential in the spec, which runs write into every episode; set it in "
+        "the environment (OPENAI_API_KEY ..., NEGOTIATOR_MODEL_API_KEY for a server at a base URL)"
+    )
+    assert "SECRET" not in r.stdout + r.stderr and not (tmp_path / "run" / "config.json").exists()
+    r = cli("play", "--seller", spec, "--seller-base-url", server.base_url)
+    assert r.returncode == 2 and "puts a credential in the spec" in r.stderr and "SECRET" not in r.stdout + r.stderr

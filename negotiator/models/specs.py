@@ -82,6 +82,12 @@ def parse_spec(spec: str) -> Spec:
     if len(params) < len(pairs):  # the last would win without a word: ?temperature=0&temperature=1
         twice = sorted({k for k, _ in pairs if sum(1 for j, _ in pairs if j == k) > 1})
         raise UsageError(f"spec {spec!r} gives {', '.join(twice)} more than once: give each setting once")
+    secrets = [k for k in params if is_secret_name(k)]
+    if secrets:  # named, never echoed: the value is a credential
+        raise UsageError(
+            f"{base}: ?{secrets[0]}= puts a credential in the spec, which runs write into every episode; set it "
+            "in the environment (OPENAI_API_KEY ..., NEGOTIATOR_MODEL_API_KEY for a server at a base URL)"
+        )
     if base == "human":
         return Spec(s, "human", "human", params)
     if base.startswith(REMOTE_SCHEMES):  # name: the plain http(s) URL of the remote service
@@ -103,6 +109,17 @@ def parse_spec(spec: str) -> Spec:
             "or your own party as pkg.module:factory"
         )
     return Spec(s, "litellm", base, params)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a spec parameter names a credential (``api_key``, ``aws_secret_access_key``, ``azure_ad_token``
+    ...), which LiteLLM would take from the spec as readily as from the environment."""
+    n = name.lower()
+    return (
+        n in ("key", "token", "secret", "password")
+        or n.endswith(("api_key", "_secret", "secret_key", "access_key", "_token", "password"))
+        or "credential" in n
+    )
 
 
 def refuse_unknown(what: str, given, known) -> None:
