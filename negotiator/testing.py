@@ -35,6 +35,7 @@ Handler = Callable[[dict[str, Any]], "FakeReply | str"]
 class FakeOpenAIServer:
     handler: Handler
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)  # each request's HTTP headers (lower-case names)
     model: str = "fake"
 
     def __enter__(self) -> FakeOpenAIServer:
@@ -63,6 +64,7 @@ class FakeOpenAIServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 req = json.loads(self.rfile.read(length) or b"{}")
+                outer.headers.append({k.lower(): v for k, v in self.headers.items()})
                 outer.requests.append(req)
                 reply = outer.handler(req)
                 if isinstance(reply, str):

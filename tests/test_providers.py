@@ -184,3 +184,52 @@ def test_a_credential_in_a_spec_is_refused_unechoed_before_anything_is_written(r
     assert "SECRET" not in r.stdout + r.stderr and not (tmp_path / "run" / "config.json").exists()
     r = cli("play", "--seller", spec, "--seller-base-url", server.base_url)
     assert r.returncode == 2 and "puts a credential in the spec" in r.stderr and "SECRET" not in r.stdout + r.stderr
+
+
+async def test_a_server_that_wants_a_key_gets_negotiator_model_api_key_and_a_401_says_so(tmp_path, monkeypatch):
+    """An OpenAI-compatible server at a base URL never gets OPENAI_API_KEY (a key for OpenAI's own API); its
+    401 said only 'AuthenticationError' in every episode, with nothing on which key was sent or where to set it."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-own")
+    monkeypatch.delenv("NEGOTIATOR_MODEL_API_KEY", raising=False)
+    jobs = plan(get_suite("quick"), "rule/boulware", ["openai/m"], limit=1)
+    seen: list[str | None] = []
+
+    def server_with_a_key(req):
+        seen.append(server.headers[-1].get("authorization"))
+        return WALK if seen[-1] == "Bearer k-123" else FakeReply(status=401)
+
+    with FakeOpenAIServer(server_with_a_key) as server:
+        (ep,) = await run_jobs(jobs, tmp_path / "without", RunOptions(buyer_base_url=server.base_url, retries=0))
+        assert (
+            ep.error.message.endswith("(the key for a server at a base URL comes from NEGOTIATOR_MODEL_API_KEY)")
+            and not ep.error.transient
+        )
+        monkeypatch.setenv("NEGOTIATOR_MODEL_API_KEY", "k-123")
+        (ep,) = await run_jobs(jobs, tmp_path / "with", RunOptions(buyer_base_url=server.base_url))
+    assert ep.error is None and ep.outcome.ended_by == "walk_away"
+    assert seen == ["Bearer not-needed", "Bearer k-123"]
+    logged = b"".join(p.read_bytes() for p in tmp_path.rglob("*.jsonl"))
+    assert b"k-123" not in logged and b"sk-openai-own" not in logged
+
+
+def test_a_provider_s_missing_key_is_said_before_the_run_even_at_a_base_url(tmp_path):
+    """anthropic/... behind a proxy at a base URL: the key check was skipped, and every negotiation then
+    ended in LiteLLM's 'Missing Anthropic API Key' (exit 3 only after the whole batch)."""
+    env = {k: v for k, v in ENV.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
+    with FakeOpenAIServer(lambda req: WALK) as server:
+        r = subprocess.run(
+            [sys.executable, "-m", "negotiator", "eval", "--seller", "rule/boulware", "--buyer", "anthropic/claude-x"]
+            + ["--buyer-base-url", server.base_url, "--limit", "2", "--out", str(tmp_path / "run"), "--quiet"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert server.requests == []
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert " ".join(r.stderr.split()) == (
+        f"model unreachable: anthropic/claude-x at {server.base_url} needs ANTHROPIC_API_KEY in the environment "
+        "(LiteLLM sends that key to the base URL too). Set it, or call the server as openai/MODEL, which sends "
+        "NEGOTIATOR_MODEL_API_KEY."
+    )
+    assert not (tmp_path / "run" / "episodes.jsonl").exists()

@@ -37,6 +37,10 @@ def litellm_module():
     return _litellm
 
 
+# At a base URL these are a server of the user's (vLLM, a proxy, an OpenAI-compatible API): they get the
+# key in NEGOTIATOR_MODEL_API_KEY, else a placeholder, never the provider's own (OPENAI_API_KEY).
+SELF_HOSTED = ("hosted_vllm/", "openai/")
+
 # Backends known to take a JSON schema in ``response_format`` (structured outputs).
 _SCHEMA_PREFIXES = ("hosted_vllm/", "openai/", "gemini/", "vertex_ai/")
 
@@ -89,7 +93,7 @@ class LiteLLMModel:
             out["api_base"] = self.base_url
         if self.api_key:
             out["api_key"] = self.api_key
-        elif self.base_url and self.model.startswith(("hosted_vllm/", "openai/")):
+        elif self.base_url and self.model.startswith(SELF_HOSTED):
             out["api_key"] = os.environ.get("NEGOTIATOR_MODEL_API_KEY", "not-needed")
         return out
 
@@ -126,7 +130,12 @@ class LiteLLMModel:
         except asyncio.CancelledError:
             raise
         except Exception as e:  # LiteLLM maps every provider's errors onto OpenAI's classes
-            raise _provider_error(e) from e
+            err = _provider_error(e)
+            if err.status == 401 and self.base_url and not self.api_key and self.model.startswith(SELF_HOSTED):
+                err = ProviderError(
+                    f"{err} (the key for a server at a base URL comes from NEGOTIATOR_MODEL_API_KEY)", status=401
+                )
+            raise err from e
         return _to_response(resp)
 
     async def aclose(self) -> None:

@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 from ..errors import ProviderError, UsageError
 from .base import check_base_url, check_request_allowed
-from .litellm_model import litellm_module
+from .litellm_model import SELF_HOSTED, litellm_module
 from .specs import Spec, parse_spec
 
 
@@ -50,12 +50,18 @@ def preflight(spec: str, base_url: str | None = None, timeout: float = 3.0) -> N
                 f"cannot connect to {base_url} for {spec} ({e.strerror or e}). Is the server running? "
                 "Start it (e.g. `vllm serve MODEL` or `negotiator serve-local SPEC`) or fix the URL."
             ) from None
-        return
+        if s.name.startswith(SELF_HOSTED):
+            return  # they send NEGOTIATOR_MODEL_API_KEY there, or a placeholder (LiteLLMModel.endpoint)
     try:
         env = litellm_module().validate_environment(model=s.name)
     except Exception:
         return  # LiteLLM does not know this provider's keys; let the first call tell
     missing = env.get("missing_keys") or []
+    if missing and base_url:  # anthropic/... behind a proxy: LiteLLM still sends the provider's key
+        raise ProviderError(
+            f"{spec} at {base_url} needs {', '.join(missing)} in the environment (LiteLLM sends that key to the base "
+            "URL too). Set it, or call the server as openai/MODEL, which sends NEGOTIATOR_MODEL_API_KEY."
+        )
     if missing:
         raise ProviderError(
             f"{spec} needs {', '.join(missing)} in the environment. Set it, or pass a base URL for a "
