@@ -233,3 +233,23 @@ def test_a_provider_s_missing_key_is_said_before_the_run_even_at_a_base_url(tmp_
         "NEGOTIATOR_MODEL_API_KEY."
     )
     assert not (tmp_path / "run" / "episodes.jsonl").exists()
+
+
+async def test_a_key_a_server_echoes_in_its_error_stays_out_of_the_episode(tmp_path, monkeypatch):
+    """A proxy answering 401 'invalid key k-...' put the key into the episode's error, the summary and the
+    terminal's line on errors."""
+    monkeypatch.setenv("NEGOTIATOR_MODEL_API_KEY", "k-SECRET-model-key")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-SECRET-other")
+    jobs = plan(get_suite("quick"), "rule/boulware", ["openai/m"], limit=1)
+
+    def echo(req):
+        said = f"invalid key {server.headers[-1]['authorization'].split()[-1]} (also tried sk-ant-SECRET-other)"
+        return FakeReply(status=401, body={"error": {"message": said, "type": "invalid_request_error"}})
+
+    with FakeOpenAIServer(echo) as server:
+        (ep,) = await run_jobs(jobs, tmp_path, RunOptions(buyer_base_url=server.base_url))
+    assert ep.error.message == (
+        "AuthenticationError: litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid key "
+        "[redacted] (also tried [redacted]) (the key for a server at a base URL comes from NEGOTIATOR_MODEL_API_KEY)"
+    )
+    assert b"SECRET" not in (tmp_path / "episodes.jsonl").read_bytes()

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import ProviderError
 from .base import ModelRequest, ModelResponse, ToolCall, check_base_url, check_request_allowed
 from .families import model_family
+from .specs import is_secret_name
 
 # LiteLLM fetches a price map from the internet at import unless told not to.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -135,7 +136,7 @@ class LiteLLMModel:
                 err = ProviderError(
                     f"{err} (the key for a server at a base URL comes from NEGOTIATOR_MODEL_API_KEY)", status=401
                 )
-            raise err from e
+            raise _redacted(err, self.api_key) from e
         return _to_response(resp)
 
     async def aclose(self) -> None:
@@ -162,6 +163,18 @@ def _provider_error(e: Exception) -> ProviderError:
         transient = False
     msg = str(e).splitlines()[0][:500] if str(e) else name
     return ProviderError(f"{name}: {msg}", transient=transient, status=status if isinstance(status, int) else None)
+
+
+def _redacted(err: ProviderError, sent: str | None) -> ProviderError:
+    """``err`` without the key it was given, nor any key in the environment: a server that echoes the
+    credential in its error ("invalid key sk-...") would put it in the episode, the summary and the terminal."""
+    keys = {v for k, v in os.environ.items() if is_secret_name(k) and len(v) >= 8} | ({sent} if sent else set())
+    message = str(err)
+    for key in sorted(keys, key=len, reverse=True):
+        message = message.replace(key, "[redacted]")
+    if message == str(err):
+        return err
+    return ProviderError(message, transient=err.transient, status=err.status)
 
 
 def _to_response(resp: Any) -> ModelResponse:
