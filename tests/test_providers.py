@@ -249,7 +249,31 @@ async def test_a_key_a_server_echoes_in_its_error_stays_out_of_the_episode(tmp_p
     with FakeOpenAIServer(echo) as server:
         (ep,) = await run_jobs(jobs, tmp_path, RunOptions(buyer_base_url=server.base_url))
     assert ep.error.message == (
-        "AuthenticationError: litellm.AuthenticationError: AuthenticationError: OpenAIException - invalid key "
+        "AuthenticationError: OpenAIException - invalid key "
         "[redacted] (also tried [redacted]) (the key for a server at a base URL comes from NEGOTIATOR_MODEL_API_KEY)"
     )
     assert b"SECRET" not in (tmp_path / "episodes.jsonl").read_bytes()
+
+
+NO_MESSAGE = {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0}]}
+
+
+@pytest.mark.parametrize(
+    "reply, message, transient",
+    [
+        (FakeReply(status=429), "RateLimitError: OpenAIException - fake error 429", True),
+        (FakeReply(status=503), "ServiceUnavailableError: OpenAIException - fake error 503", True),
+        (FakeReply(status=400), "BadRequestError: OpenAIException - fake error 400", False),
+        (FakeReply(body=NO_MESSAGE), "InternalServerError: OpenAIException - Invalid response object", True),
+    ],
+)
+async def test_a_provider_error_is_recorded_in_the_provider_s_words_once(reply, message, transient, tmp_path):
+    """The episode's error named the class three times ('RateLimitError: litellm.RateLimitError: RateLimitError:
+    OpenAIException - ...') and an answer without a message ended in LiteLLM's 'Traceback (most recent call'."""
+    jobs = plan(get_suite("quick"), "rule/boulware", ["openai/m"], limit=2)
+    with FakeOpenAIServer(lambda req: reply) as server:
+        options = RunOptions(buyer_base_url=server.base_url, call_retries=0, retries=0)
+        episodes = await run_jobs(jobs, tmp_path, options)
+    assert len(episodes) == 2 and len(server.requests) == 2
+    for ep in episodes:
+        assert (ep.error.message, ep.error.transient, ep.error.party) == (message, transient, "buyer")

@@ -12,6 +12,7 @@ import asyncio
 import copy
 import math
 import os
+import re
 from typing import Any
 
 from ..errors import ProviderError
@@ -161,7 +162,11 @@ def _provider_error(e: Exception) -> ProviderError:
     )
     if name in {"AuthenticationError", "PermissionDeniedError", "NotFoundError", "BadRequestError"}:
         transient = False
-    msg = str(e).splitlines()[0][:500] if str(e) else name
+    # LiteLLM's words repeat the class ("litellm.RateLimitError: RateLimitError: OpenAIException - ...") and may
+    # carry a traceback after them: the episode keeps the class and the provider's own words. (No status in the
+    # words: LiteLLM gives a lost connection a made-up 500.)
+    text = str(e).split("Traceback (most recent call last)")[0].strip()
+    msg = re.sub(rf"^(?:litellm\.{name}: )?(?:{name}: )*", "", text.splitlines()[0] if text else "")[:500] or name
     return ProviderError(f"{name}: {msg}", transient=transient, status=status if isinstance(status, int) else None)
 
 
