@@ -277,3 +277,33 @@ async def test_a_provider_error_is_recorded_in_the_provider_s_words_once(reply, 
     assert len(episodes) == 2 and len(server.requests) == 2
     for ep in episodes:
         assert (ep.error.message, ep.error.transient, ep.error.party) == (message, transient, "buyer")
+
+
+@pytest.mark.parametrize("param", ["stream=true", "api_base=http://10.1.2.3:8000/v1", "num_retries=50"])
+def test_a_spec_parameter_that_would_take_over_the_call_is_refused_before_the_run(param, tmp_path):
+    """LiteLLM takes any parameter of a spec: ?stream=true ended every negotiation in "'_AsyncChatStream'
+    object has no attribute 'choices'", ?api_base= sent the calls past the recorded base URL (and past
+    NEGOTIATOR_BLOCK_REMOTE), ?num_retries= past --call-retries."""
+    with FakeOpenAIServer(lambda req: WALK) as server:
+        r = cli(
+            "eval",
+            "--seller",
+            "rule/boulware",
+            "--buyer",
+            f"openai/m?{param}",
+            "--buyer-base-url",
+            server.base_url,
+            "--limit",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+            "--quiet",
+        )
+        assert server.requests == []
+    key = param.split("=")[0]
+    assert r.returncode == 2, r.stdout + r.stderr
+    said = " ".join(r.stderr.split())
+    assert said.startswith(f"error: openai/m: ?{key}= is not a model setting a spec can give (") and said.endswith(
+        "a spec's parameters are sampling settings such as temperature, top_p or max_tokens"
+    )
+    assert not (tmp_path / "run" / "config.json").exists()

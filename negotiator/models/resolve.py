@@ -29,11 +29,41 @@ def resolve_model(
 
         return local_model(s.raw, _checked(s.params, spec))
     if s.kind == "litellm":
+        taken = [k for k in s.params if k in NOT_SETTINGS]
+        if taken:
+            raise UsageError(
+                f"{s.name}: ?{taken[0]}= is not a model setting a spec can give ({NOT_SETTINGS[taken[0]]}); "
+                "a spec's parameters are sampling settings such as temperature, top_p or max_tokens"
+            )
         extra = _checked(s.params, spec)
         return LiteLLMModel(s.name, base_url=base_url, api_key=api_key, timeout=timeout, extra=extra, spec=s.raw)
     raise UsageError(
         f"{spec!r} is not a language model spec ({s.kind}); an LLM party needs scripted/, local/ or a LiteLLM model"
     )
+
+
+# What LiteLLM would take from a spec's parameters but the run owns: where the calls go, how they are
+# retried and bounded, what is asked and how the answer comes back.
+_WHERE = "the base URL is --seller-base-url or --buyer-base-url, recorded with the run and checked"
+_RETRIES = "--call-retries, --retries and --timeout bound every call"
+_ASKED = "the party writes the request and reads one whole answer"
+NOT_SETTINGS = {
+    "api_base": _WHERE,
+    "base_url": _WHERE,
+    "custom_llm_provider": "the provider is the spec's prefix",
+    "num_retries": _RETRIES,
+    "max_retries": _RETRIES,
+    "timeout": _RETRIES,
+    "request_timeout": _RETRIES,
+    "fallbacks": "--fallback PRIMARY=BACKUP",
+    "stream": _ASKED,
+    "model": _ASKED,
+    "messages": _ASKED,
+    "tools": _ASKED,
+    "tool_choice": _ASKED,
+    "response_format": _ASKED,
+    "mock_response": _ASKED,
+}
 
 
 def _checked(params: dict[str, str], spec: str) -> dict:
