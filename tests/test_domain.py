@@ -391,3 +391,12 @@ def test_limits_refuse_true_and_false_for_numbers():
         with pytest.raises(ValidationError, match=words):
             HardLimits.model_validate(limits)
     assert HardLimits(minimum={"price": 3}, min_utility=0.5).minimum == {"price": 3.0}
+
+
+def test_a_listing_refuses_true_and_false_for_its_round_limit_and_seed():
+    # Before: max_rounds=True made a one-round negotiation.
+    data = example_listing(seed=0).model_dump(mode="json")
+    for field, value in (("max_rounds", True), ("seed", False)):
+        with pytest.raises(ValidationError, match=f"{field}\n.*{value} is not a number"):
+            Listing.model_validate({**data, field: value})
+    assert Listing.model_validate({**data, "max_rounds": 3}).max_rounds == 3

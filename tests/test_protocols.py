@@ -175,6 +175,12 @@ async def test_mcp_tools_carry_the_rest_models_and_errors(served):
         )
         unknown = await c.call("open_negotiation", listing_id="no-such-thing")
         assert unknown.is_error and "no listing 'no-such-thing' in the catalogue" in unknown.content[0].text
+        # Before: False was read as turn 0 and the walk-away ended the negotiation; True as seed 1.
+        stale = await c.call("walk_away", negotiation_id=st["id"], expected_turn=False)
+        assert stale.is_error and "False is not a number" in stale.content[0].text
+        assert (await c.call("get_negotiation", negotiation_id=st["id"])).structured_content["status"] == "open"
+        seeded = await c.call("open_negotiation", seed=True)
+        assert seeded.is_error and "True is not a number" in seeded.content[0].text
 
 
 async def test_an_mcp_negotiation_continues_across_a_restart_of_the_service(served):

@@ -16,7 +16,16 @@ import unicodedata
 from functools import cached_property
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    field_validator,
+    model_validator,
+)
 
 from ..errors import InvalidOffer
 
@@ -255,6 +264,18 @@ def booleans_in(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return next((repr(v) for v in value if isinstance(v, bool)), "")
     return ""
+
+
+def _no_boolean(v: object) -> object:
+    if isinstance(v, bool):
+        raise ValueError(f"{v!r} is not a number; give a whole number")
+    return v
+
+
+NotBoolean = BeforeValidator(_no_boolean)
+"""For an int field (a count, a seed, a turn): refuse True and False, which pydantic reads as 1 and 0.
+It goes after the field's bounds, ``Annotated[int, Field(ge=0), NotBoolean]``; before them, pydantic
+leaves the bounds out of the JSON schema."""
 
 
 def checked_issues(v: tuple[Issue, ...]) -> tuple[Issue, ...]:

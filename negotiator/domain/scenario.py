@@ -10,11 +10,22 @@ from __future__ import annotations
 import hashlib
 import math
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, field_validator, model_serializer, model_validator
 
-from .issues import DiscreteIssue, Issue, NumericIssue, Offer, OutcomeSpace, Value, _fmt, booleans_in, checked_issues
+from .issues import (
+    DiscreteIssue,
+    Issue,
+    NotBoolean,
+    NumericIssue,
+    Offer,
+    OutcomeSpace,
+    Value,
+    _fmt,
+    booleans_in,
+    checked_issues,
+)
 from .utility import Preferences
 
 Role = Literal["seller", "buyer"]
@@ -264,8 +275,10 @@ class Listing(BaseModel):
     seller: Preferences
     seller_limits: HardLimits = Field(default_factory=HardLimits)
     opener: Role = "buyer"
-    max_rounds: int = Field(default=8, ge=1, le=100, description="each round is one move by each side")
-    seed: int | None = None
+    max_rounds: Annotated[int, Field(ge=1, le=100), NotBoolean] = Field(
+        default=8, description="each round is one move by each side"
+    )
+    seed: Annotated[int, NotBoolean] | None = None
 
     @model_validator(mode="before")
     @classmethod

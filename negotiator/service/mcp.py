@@ -37,7 +37,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from ..domain.issues import Value
+from ..domain.issues import NotBoolean, Value
 from ..domain.scenario import HardLimits, Listing
 from ..errors import Forbidden
 from ..sessions import BUYER_MESSAGE_MAX_CHARS, BuyerMove, OpenedSession, Sessions, SessionState
@@ -69,7 +69,9 @@ NegotiationId = Annotated[
     ),
 ]
 Message = Annotated[str, Field(max_length=BUYER_MESSAGE_MAX_CHARS, description=_desc(BuyerMove, "message"))]
-ExpectedTurn = Annotated[int | None, Field(ge=0, description=_desc(BuyerMove, "expected_turn"))]
+ExpectedTurn = Annotated[
+    Annotated[int, Field(ge=0), NotBoolean] | None, Field(description=_desc(BuyerMove, "expected_turn"))
+]
 
 
 def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_catalogue: bool):
@@ -137,12 +139,18 @@ def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_
         listing_id: Annotated[
             str | None, Field(max_length=200, description=_desc(CreateNegotiation, "listing_id"))
         ] = None,
-        seed: Annotated[int | None, Field(ge=0, lt=2**31, description=_desc(CreateNegotiation, "seed"))] = None,
+        seed: Annotated[
+            Annotated[int, Field(ge=0, lt=2**31), NotBoolean] | None,
+            Field(description=_desc(CreateNegotiation, "seed")),
+        ] = None,
         template: Annotated[str | None, Field(max_length=64, description=_desc(CreateNegotiation, "template"))] = None,
         max_rounds: Annotated[
-            int | None, Field(ge=1, le=100, description=_desc(CreateNegotiation, "max_rounds"))
+            Annotated[int, Field(ge=1, le=100), NotBoolean] | None,
+            Field(description=_desc(CreateNegotiation, "max_rounds")),
         ] = None,
-        generator: Annotated[int | None, Field(description=_desc(CreateNegotiation, "generator"))] = None,
+        generator: Annotated[
+            Annotated[int, NotBoolean] | None, Field(description=_desc(CreateNegotiation, "generator"))
+        ] = None,
         listing: Annotated[Listing | None, Field(description=_desc(CreateNegotiation, "listing"))] = None,
         limits: Annotated[HardLimits | None, Field(description=_desc(CreateNegotiation, "limits"))] = None,
     ) -> OpenedSession:

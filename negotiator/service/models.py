@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..domain.generator import GENERATOR_VERSION, GENERATOR_VERSIONS, generate
+from ..domain.issues import NotBoolean
 from ..domain.scenario import HardLimits, Listing
 from ..sessions.state import SessionState
 
@@ -22,12 +23,14 @@ class CreateNegotiation(BaseModel):
     listing: Listing | None = Field(
         None, description="the product, the issues, the seller's preferences and limits (the buyer's are not needed)"
     )
-    seed: int | None = Field(None, ge=0, lt=2**31, description="generate the listing from this seed instead")
-    template: str | None = Field(None, max_length=64, description="product template for a generated listing")
-    max_rounds: int | None = Field(
-        None, ge=1, le=100, description="round limit for a generated listing (default: the template's own draw)"
+    seed: Annotated[int, Field(ge=0, lt=2**31), NotBoolean] | None = Field(
+        None, description="generate the listing from this seed instead"
     )
-    generator: int | None = Field(
+    template: str | None = Field(None, max_length=64, description="product template for a generated listing")
+    max_rounds: Annotated[int, Field(ge=1, le=100), NotBoolean] | None = Field(
+        None, description="round limit for a generated listing (default: the template's own draw)"
+    )
+    generator: Annotated[int, NotBoolean] | None = Field(
         None,
         description=f"scenario generator version for a generated listing (default {GENERATOR_VERSION}; 2 ends the "
         "price range at the list price a shop shows)",

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..actions import Accept, MakeOffer, WalkAway, normalise_terms
-from ..domain.issues import OutcomeSpace, Value, booleans_in
+from ..domain.issues import NotBoolean, OutcomeSpace, Value, booleans_in
 from ..domain.protocol import ProtocolState
 from ..errors import InvalidOffer, MoveConflict, UsageError, first_error
 
@@ -49,9 +49,8 @@ class BuyerMove(BaseModel):
     message: str = Field(
         default="", max_length=BUYER_MESSAGE_MAX_CHARS, description="what the buyer says (untrusted text)"
     )
-    expected_turn: int | None = Field(
+    expected_turn: Annotated[int, Field(ge=0), NotBoolean] | None = Field(
         default=None,
-        ge=0,
         description="the number of moves the client has seen (state.turn); when the negotiation has moved on, "
         "the move is refused instead of being applied twice (double clicks, two tabs)",
     )
