@@ -118,6 +118,12 @@ class StoreUnreachable(Unreachable):
     """The session store (a PostgreSQL server) could not be reached when the service started (exit 3)."""
 
 
+class StoreUnavailable(NegotiatorError):
+    """The session store refused a read or a write while running: a SQLite file locked by another
+    process past its timeout or made read-only, a PostgreSQL server gone (HTTP 503). Nothing new was
+    stored; the same request may be sent again."""
+
+
 class ProtocolError(NegotiatorError):
     """An action the protocol does not allow at this point (e.g. accepting nothing)."""
 
@@ -191,6 +197,7 @@ __all__ = [
     "TrainingFailed",
     "Unauthorised",
     "UnknownSession",
+    "StoreUnavailable",
     "StoreUnreachable",
     "Unreachable",
     "UsageError",

@@ -212,6 +212,55 @@ def test_serve_refuses_to_start_without_a_key():
     assert r.returncode == 2 and "provider prefix" in r.stderr
 
 
+def test_a_locked_store_is_a_503_to_retry_and_nothing_is_recorded(service_process):
+    # Another process (a backup, a replica in a long transaction) holds the SQLite file's write lock past
+    # the service's busy timeout. Before: 500 internal_error and a stack trace in the log per request.
+    import sqlite3
+
+    server = service_process(seller="rule/boulware", log_level="info")
+    base, h = server.base_url, server.headers
+    opened = httpx.post(f"{base}/v1/negotiations", json={"seed": 0}, headers=h).json()
+    move = {"action": "offer", "terms": _buyer_terms(price=600), "expected_turn": 0}
+    url = f"{base}/v1/negotiations/{opened['id']}/moves"
+    token = {"Authorization": f"Bearer {opened['token']}"}
+    holder = sqlite3.connect(server.store, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        for r in (
+            httpx.post(url, json=move, headers=token, timeout=60),
+            httpx.post(f"{base}/v1/negotiations", json={"seed": 0}, headers=h, timeout=60),
+        ):
+            assert r.status_code == 503 and r.headers["retry-after"] == "5", r.text
+            err = r.json()
+            assert err["error"] == "store_unavailable" and "database is locked" in err["message"], err
+            assert "send the same request again" in err["message"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert httpx.get(url.removesuffix("/moves"), headers=token).json()["turn"] == 0  # nothing was recorded
+    again = httpx.post(url, json=move, headers=token)
+    assert again.status_code == 200 and again.json()["turn"] == 2
+    log = server.log.read_text()
+    assert "Traceback" not in log and log.count("database is locked") == 2, log
+
+
+def test_a_store_that_fails_while_a_session_token_is_checked_is_a_503(client, monkeypatch):
+    from negotiator.errors import StoreUnavailable
+
+    opened = client.post("/v1/negotiations", json={"seed": 0}, headers=AUTH).json()
+
+    async def gone(*a):
+        raise StoreUnavailable("the negotiation store is unavailable (server closed the connection)")
+
+    monkeypatch.setattr(client.app.state.sessions, "verify_token", gone)
+    r = client.get(f"/v1/negotiations/{opened['id']}", headers={"Authorization": f"Bearer {opened['token']}"})
+    assert r.status_code == 503 and r.headers["retry-after"] == "5", r.text
+    assert r.json() == {
+        "error": "store_unavailable",
+        "message": "the negotiation store is unavailable (server closed the connection)",
+    }
+
+
 def test_a_negotiation_survives_a_server_restart(service_process):
     server = service_process()
     base, h = server.base_url, server.headers

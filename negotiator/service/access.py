@@ -30,6 +30,7 @@ connection reset.
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -39,9 +40,12 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..errors import StoreUnavailable
 from ..sessions import TOKEN_PREFIX, token_session
+from .faults import RETRY_AFTER
 from .models import ErrorBody
 
+log = logging.getLogger("negotiator.service")
 ACCESS_SCOPE_KEY = "negotiator.access"
 SESSION_PATH = re.compile(r"^/v1/negotiations/(?P<id>[0-9a-f]{32})(?:/moves)?$")
 # Query parameter names that carry a credential in someone's habits (normalised: lower case,
@@ -115,7 +119,11 @@ class AccessGuard:
             )
         path = scope["path"]
         if path == "/v1" or path.startswith("/v1/") or path in self.protocol_paths:
-            access = await self._authorise(scope, headers.get("authorization"))
+            try:
+                access = await self._authorise(scope, headers.get("authorization"))
+            except StoreUnavailable as e:  # a session token is checked against the store
+                log.warning("%s: %s", path, e)
+                access = _Refusal(503, "store_unavailable", str(e))
             if isinstance(access, _Refusal):
                 return await self._refuse(
                     scope,
@@ -125,7 +133,11 @@ class AccessGuard:
                     access.status,
                     access.code,
                     access.message,
-                    {"WWW-Authenticate": "Bearer"} if access.status == 401 else None,
+                    {"WWW-Authenticate": "Bearer"}
+                    if access.status == 401
+                    else RETRY_AFTER
+                    if access.status == 503
+                    else None,
                 )
             scope[ACCESS_SCOPE_KEY] = access
         length = headers.get("content-length")

@@ -35,14 +35,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..agreements import AgreementRecord, SigningKey, verify_agreement
 from ..errors import Forbidden as _Forbidden
-from ..errors import InvalidAgreement, ProviderError, UsageError
+from ..errors import InvalidAgreement, ProviderError, StoreUnavailable, UsageError
 from ..errors import Unauthorised as _Unauthorised
 from ..party import Party
 from ..sessions import BuyerMove, MoveConflict, OpenedSession, Sessions, SessionState, UnknownSession
 from ..version import package_version
 from .access import ACCESS_SCOPE_KEY, Access, AccessGuard, error_response
 from .catalogue import Catalogue
-from .faults import FORBIDDEN_SESSION
+from .faults import FORBIDDEN_SESSION, RETRY_AFTER, UNAVAILABLE
 from .models import AgreementCheck, CreateNegotiation, ErrorBody
 
 log = logging.getLogger("negotiator.service")
@@ -77,7 +77,10 @@ _ERRORS = {
     409: ("the move does not fit where the negotiation stands", ErrorBody),
     413: (f"the body is over {MAX_BODY_BYTES} bytes", ErrorBody),
     422: ("the request is invalid; the message says what to fix", ErrorBody),
-    503: ("the seller's model is unavailable; nothing was recorded, send the same move again", ErrorBody),
+    503: (
+        "the seller's model or the negotiation store is unavailable; nothing was recorded, send the same request again",
+        ErrorBody,
+    ),
 }
 
 
@@ -172,7 +175,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
         "/v1/negotiations/{negotiation_id}",
         response_model=SessionState,
         dependencies=[Depends(this_negotiation)],
-        responses=_responses(400, 401, 403, 404, 422),
+        responses=_responses(400, 401, 403, 404, 422, 503),
         tags=["negotiations"],
     )
     async def get_negotiation(negotiation_id: SessionId, request: Request) -> SessionState:
@@ -275,9 +278,14 @@ def _install_error_handlers(app: FastAPI) -> None:
         return error_response(
             503,
             "seller_unavailable",
-            "the seller's model is unavailable right now; nothing was recorded, send the same move again in a moment",
-            headers={"Retry-After": "5"},
+            UNAVAILABLE,
+            headers=RETRY_AFTER,
         )
+
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(request: Request, exc: StoreUnavailable):
+        log.warning("%s %s: %s", request.method, request.url.path, exc)  # an operational state, not a bug: no trace
+        return error_response(503, "store_unavailable", str(exc), headers=RETRY_AFTER)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):

@@ -7,11 +7,12 @@ a mistake reads the same whichever protocol a buyer's agent speaks.
 
 from __future__ import annotations
 
-from ..errors import Forbidden, ProviderError, UsageError
+from ..errors import Forbidden, ProviderError, StoreUnavailable, UsageError
 from ..sessions import MoveConflict, UnknownSession
 from .models import ErrorBody
 
 UNAVAILABLE = "the seller's model is unavailable right now; nothing was recorded, send the same move again in a moment"
+RETRY_AFTER = {"Retry-After": "5"}  # seconds, on a 503
 FORBIDDEN_SESSION = "this session token reads and moves only the negotiation it was issued for"
 FORBIDDEN_OPEN = (
     "opening a negotiation needs the API key (the business's server), except on a catalogue listing "
@@ -31,4 +32,6 @@ def fault(exc: BaseException) -> tuple[int, ErrorBody] | None:
         return 422, ErrorBody(error="invalid_request", message=str(exc))
     if isinstance(exc, ProviderError):
         return 503, ErrorBody(error="seller_unavailable", message=UNAVAILABLE)
+    if isinstance(exc, StoreUnavailable):
+        return 503, ErrorBody(error="store_unavailable", message=str(exc))
     return None

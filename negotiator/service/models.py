@@ -82,6 +82,7 @@ ErrorCode = Literal[
     "invalid_request",
     "too_large",
     "seller_unavailable",
+    "store_unavailable",
     "internal_error",
 ]
 

@@ -50,9 +50,11 @@ import hmac
 import logging
 import re
 import secrets
+import sqlite3
+import sys
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
@@ -65,7 +67,15 @@ from ..agent.seller import DEFAULT_SELLER
 from ..agreements import AgreementRecord, SigningKey, agreement_record
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import HardLimits, Listing, Scenario
-from ..errors import InvalidOffer, NegotiatorError, ProtocolError, UnknownSession, UsageError, first_error
+from ..errors import (
+    InvalidOffer,
+    NegotiatorError,
+    ProtocolError,
+    StoreUnavailable,
+    UnknownSession,
+    UsageError,
+    first_error,
+)
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..tracing import get_tracer, record_turn
 from .ledger import ledger_for, overlay
@@ -404,7 +414,8 @@ class Sessions:
         return turn
 
     async def _exists(self, session_id: str) -> bool:
-        snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
+        with _store_call():
+            snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
         return bool(snapshot.values.get("scenario"))
 
     def _usable(self) -> None:
@@ -418,15 +429,17 @@ class Sessions:
         self._usable()
         if not isinstance(session_id, str) or not session_id:
             raise UnknownSession(f"no negotiation with id {_shown(session_id)}")
-        snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
-        if not snapshot.values.get("scenario"):
-            raise UnknownSession(f"no negotiation with id {_shown(session_id)}; open one first")
-        await self._ledger_setup()
-        return overlay(snapshot.values, await self._ledger.rows(session_id))  # type: ignore[return-value]
+        with _store_call():
+            snapshot = await self._graph.aget_state({"configurable": {"thread_id": session_id}})
+            if not snapshot.values.get("scenario"):
+                raise UnknownSession(f"no negotiation with id {_shown(session_id)}; open one first")
+            await self._ledger_setup()
+            return overlay(snapshot.values, await self._ledger.rows(session_id))  # type: ignore[return-value]
 
     async def _claim(self, session_id: str, turn: int, change: dict[str, Any]) -> bool:
-        await self._ledger_setup()
-        return await self._ledger.claim(session_id, turn, change)
+        with _store_call():
+            await self._ledger_setup()
+            return await self._ledger.claim(session_id, turn, change)
 
     async def _ledger_setup(self) -> None:
         if not self._ledger_ready:
@@ -436,7 +449,8 @@ class Sessions:
     async def _commit(self, session_id: str, update: _Channels) -> None:
         self._usable()
         # durability="sync": the checkpoint is on disk before the caller hears back.
-        await self._graph.ainvoke(update, {"configurable": {"thread_id": session_id}}, durability="sync")
+        with _store_call():
+            await self._graph.ainvoke(update, {"configurable": {"thread_id": session_id}}, durability="sync")
 
     def _scenario(self, session_id: str, values: _Channels) -> Listing:
         scenario = self._scenarios.get(session_id)
@@ -445,6 +459,22 @@ class Sessions:
                 self._scenarios.clear()
             scenario = self._scenarios[session_id] = Listing.model_validate(values["scenario"])
         return scenario
+
+
+@contextmanager
+def _store_call():
+    """A store that fails at run time (a SQLite file locked by another process past its timeout, or
+    read-only; a PostgreSQL server gone) raises StoreUnavailable: the caller's to retry, not a bug."""
+    pg = sys.modules.get("psycopg")  # imported by a PostgreSQL store only
+    failures: tuple[type[Exception], ...] = (sqlite3.OperationalError, *((pg.OperationalError,) if pg else ()))
+    try:
+        yield
+    except failures as e:
+        said = " ".join(str(e).split())[:200] or type(e).__name__
+        raise StoreUnavailable(
+            f"the negotiation store is unavailable ({said}); nothing was stored, send the same request again "
+            "in a moment"
+        ) from e
 
 
 def token_session(token: str) -> str | None:
