@@ -164,11 +164,55 @@ def test_bad_input_gets_a_4xx_that_says_what_to_fix(client, path, body, status, 
     assert "Traceback" not in r.text and ".py" not in r.text
 
 
-def test_malformed_json_and_oversized_bodies_are_4xx(client):
-    r = client.post("/v1/negotiations", content=b'{"seed": 0', headers={**AUTH, "content-type": "application/json"})
-    assert r.status_code == 422 and "JSON" in r.json()["message"]
-    r = client.post("/v1/negotiations", content=b"x" * 1_000_001, headers={**AUTH, "content-type": "application/json"})
+JSON = {**AUTH, "content-type": "application/json"}
+SEND_JSON = "send one, UTF-8 encoded, with 'Content-Type: application/json'"
+
+
+@pytest.mark.parametrize(
+    "body, headers, says",
+    [
+        # Before: 422 "body.10: JSON decode error"; 400 "There was an error parsing the body" for the next three.
+        (b'{"seed": 0', JSON, f"the body is not a JSON object (Expecting ',' delimiter at character 10); {SEND_JSON}"),
+        (
+            b'{"seed": 0, "template": "\xff"}',
+            JSON,
+            f"the body is not a JSON object (byte 25 is not UTF-8); {SEND_JSON}",
+        ),
+        (
+            b"[" * 100_000 + b"]" * 100_000,
+            JSON,
+            f"the body is not a JSON object (it is nested too deeply); {SEND_JSON}",
+        ),
+        (b'{"seed": ' + b"9" * 5000 + b"}", JSON, "(a number has too many digits)"),
+        # Before: 422 "body: Input should be a valid dictionary or object to extract fields from", for a valid body.
+        (
+            b'{"seed": 0}',
+            {**AUTH, "content-type": "text/plain"},
+            "the body was sent as 'text/plain', so it was not read as JSON; send it with 'Content-Type: application/json'",
+        ),
+        (b'{"seed": 0}', {**AUTH, "content-type": ""}, "the body was sent with no Content-Type, so it was not read"),
+        (b"[]", JSON, f"the body is not a JSON object (it is an array); {SEND_JSON}"),
+        (b"null", JSON, "(it is null)"),
+        (b"", JSON, "(the request has no body)"),  # before: "body: Field required"
+    ],
+)
+def test_a_body_that_is_not_a_json_object_is_a_400_that_says_how_to_send_it(client, body, headers, says):
+    r = client.post("/v1/negotiations", content=body, headers=headers)
+    assert r.status_code == 400 and r.json() == {"error": "invalid_request", "message": r.json()["message"]}, r.text
+    assert says in r.json()["message"]
+    assert "sys." not in r.text and "Traceback" not in r.text
+
+
+def test_oversized_bodies_are_413(client):
+    r = client.post("/v1/negotiations", content=b"x" * 1_000_001, headers=JSON)
     assert r.status_code == 413 and r.json()["error"] == "too_large"
+
+
+def test_a_malformed_negotiation_id_is_named_once(client):
+    # Before: "path.negotiation_id: String should match pattern ... (and 1 more problems)", the same problem twice.
+    r = client.get("/v1/negotiations/not-an-id", headers=AUTH)
+    assert r.status_code == 422 and len(r.json()["details"]) == 1, r.text
+    assert r.json()["message"] == "path.negotiation_id: String should match pattern '^[0-9a-f]{32}$'"
 
 
 def test_an_unavailable_seller_model_is_a_503_and_nothing_is_recorded(tmp_path):

@@ -70,7 +70,7 @@ class ServiceSettings:
 
 
 _ERRORS = {
-    400: ("the body could not be read (not UTF-8 JSON), or a credential was sent in the URL", ErrorBody),
+    400: ("the body is not a JSON object (or not sent as application/json), or a credential was in the URL", ErrorBody),
     401: ("missing or wrong API key or session token", ErrorBody),
     403: ("a session token used outside its own negotiation", ErrorBody),
     404: ("no negotiation with this id", ErrorBody),
@@ -254,7 +254,11 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError):
+        unread = _unreadable_body(request, exc)
+        if unread:
+            return error_response(400, "invalid_request", unread)
         details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in exc.errors()]
+        details = [d for i, d in enumerate(details) if d not in details[:i]]  # a path id is checked twice
         first = details[0] if details else {"loc": [], "msg": "invalid request"}
         where = ".".join(first["loc"]) or "request"
         more = f" (and {len(details) - 1} more problems)" if len(details) > 1 else ""
@@ -289,6 +293,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException):
+        if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI could not decode the JSON body
+            return error_response(400, "invalid_request", _not_json(_decoding_problem(exc.__cause__)))
         code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict"}.get(
             exc.status_code, "invalid_request"
         )
@@ -298,3 +304,36 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def internal(request: Request, exc: Exception):
         log.exception("unhandled error on %s %s", request.method, request.url.path)  # the trace stays in the server log
         return error_response(500, "internal_error", "internal error; it has been logged")
+
+
+def _not_json(problem: str) -> str:
+    return f"the body is not a JSON object ({problem}); send one, UTF-8 encoded, with 'Content-Type: application/json'"
+
+
+def _decoding_problem(cause: BaseException) -> str:
+    if isinstance(cause, UnicodeDecodeError):
+        return f"byte {cause.start} is not UTF-8"
+    if isinstance(cause, RecursionError):
+        return "it is nested too deeply"
+    if "digits" in str(cause):  # Python refuses to read an integer of more than 4300 digits
+        return "a number has too many digits"
+    return " ".join(str(cause).split())[:200] or type(cause).__name__
+
+
+def _unreadable_body(request: Request, exc: RequestValidationError) -> str | None:
+    """What is wrong with a body FastAPI could not read as JSON, or None when it did (its fields are the problem)."""
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    if first.get("type") == "json_invalid":
+        return _not_json(f"{first.get('ctx', {}).get('error', 'invalid JSON')} at character {first['loc'][-1]}")
+    if isinstance(exc.body, (bytes, bytearray)):  # a body sent with another content type is not read as JSON
+        sent = request.headers.get("content-type")
+        said = f"as {sent!r}" if sent else "with no Content-Type"
+        return f"the body was sent {said}, so it was not read as JSON; send it with 'Content-Type: application/json'"
+    if tuple(first.get("loc", ())) == ("body",):
+        if first.get("type") == "missing":
+            return _not_json("the request has no body")
+        if first.get("type") == "model_attributes_type":
+            kind = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false"}
+            return _not_json(f"it is {kind.get(type(first.get('input')), 'null')}")
+    return None
