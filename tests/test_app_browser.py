@@ -3,6 +3,7 @@ mistakes answered in the shop's words; nothing the page loads is missing (the fa
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -227,3 +228,35 @@ def test_a_shoppers_mistakes_get_the_shops_words_and_no_page_asset_is_missing(sh
         assert behind.startswith("The conversation moved on while you were deciding")
         page.get_by_test_id("ended").wait_for(state="visible", timeout=30_000)
         assert refused[-1][0] == 409
+
+
+def test_the_shop_backend_forwards_only_negotiation_paths_and_lets_the_service_judge_bodies(shop, tmp_path):
+    # Before: a body that was not JSON (or nested 100,000 deep) was a plain-text 500 with a stack trace in
+    # the shop's log, a 100,000-character id a 500 (httpx: URL too long), and "<id>%23" reached the service.
+    url, _ = shop
+    opened = httpx.post(f"{url}/api/negotiations").json()
+    moves = f"{url}/api/negotiations/{opened['id']}/moves"
+    json_type = {"content-type": "application/json"}
+    for body, status, code, says in (
+        (b'{"action":', 400, "invalid_request", "the body is not a JSON object (Expecting value at character 10)"),
+        (b"[" * 100_000 + b"]" * 100_000, 400, "invalid_request", "(it is nested too deeply)"),
+        (b"x" * 3_000_000, 413, "too_large", "the request body is over 1000000 bytes"),
+    ):
+        r = httpx.post(moves, content=body, headers=json_type, timeout=60)
+        assert (r.status_code, r.json()["error"]) == (status, code), r.text
+        assert says in r.json()["message"]
+    for odd in ("a" * 100_000, f"{opened['id']}%23", "..", f"{opened['id'][:31]}"):
+        for method, path, body in (
+            ("GET", f"/api/negotiations/{odd}", None),
+            ("POST", f"/api/negotiations/{odd}/moves", b'{"action": "walk_away"}'),
+        ):
+            host = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1]), timeout=60)  # any URL length
+            host.request(method, path, body=body, headers=json_type)
+            answer = host.getresponse()
+            assert answer.status == 404 and json.loads(answer.read()) == {
+                "error": "not_found",
+                "message": "No conversation with this id: open a new one.",
+            }, (odd, method)
+    r = httpx.post(moves, json={"action": "walk_away", "expected_turn": opened["turn"]})
+    assert r.status_code == 200 and r.json()["status"] == "no_deal"
+    assert "Traceback" not in (tmp_path / "shop.log").read_text()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 
 import httpx
@@ -40,39 +41,53 @@ async def favicon() -> FileResponse:
     return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml")
 
 
-async def _relay(method: str, path: str, body: dict | None = None) -> Response:
+NEGOTIATION_ID = re.compile(r"[0-9a-f]{32}")  # what the service's ids look like
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    """An answer in the service's error shape, so the page reads the shop's own errors the same way."""
+    return Response(json.dumps({"error": code, "message": message}), status_code=status, media_type="application/json")
+
+
+async def _relay(method: str, path: str, **body) -> Response:
     """Forward to the negotiator service. Its error answers pass through as they are: a stable code
     the page turns into the shop's own words (``SAY`` in static/index.html), and a sentence for
     developers that the page never shows a shopper."""
     try:
-        r = await client.request(method, path, json=body)
+        r = await client.request(method, path, **body)
     except httpx.HTTPError:
-        return Response(
-            json.dumps(
-                {
-                    "error": "seller_unavailable",
-                    "message": "The seller is not reachable right now; try again in a moment.",
-                }
-            ),
-            status_code=503,
-            media_type="application/json",
-        )
+        return _error(503, "seller_unavailable", "The seller is not reachable right now; try again in a moment.")
     return Response(r.content, status_code=r.status_code, media_type="application/json")
+
+
+def _negotiation(negotiation_id: str) -> str | None:
+    """The service path of a negotiation, or None when the id is not one (this backend holds the key:
+    it forwards only to the paths it means to)."""
+    return f"/v1/negotiations/{negotiation_id}" if NEGOTIATION_ID.fullmatch(negotiation_id) else None
+
+
+NO_SUCH = "No conversation with this id: open a new one."
 
 
 @app.post("/api/negotiations")
 async def open_negotiation() -> Response:
-    return await _relay("POST", "/v1/negotiations", LISTING)
+    return await _relay("POST", "/v1/negotiations", json=LISTING)
 
 
 @app.get("/api/negotiations/{negotiation_id}")
 async def get_negotiation(negotiation_id: str) -> Response:
-    return await _relay("GET", f"/v1/negotiations/{negotiation_id}")
+    path = _negotiation(negotiation_id)
+    return await _relay("GET", path) if path else _error(404, "not_found", NO_SUCH)
 
 
 @app.post("/api/negotiations/{negotiation_id}/moves")
 async def post_move(negotiation_id: str, request: Request) -> Response:
-    return await _relay("POST", f"/v1/negotiations/{negotiation_id}/moves", await request.json())
+    # The body goes on as it came, streamed: the service checks it (a JSON object, at most 1 MB) and
+    # answers in its own words, and this backend never holds a body in memory.
+    path = _negotiation(negotiation_id)
+    if path is None:
+        return _error(404, "not_found", NO_SUCH)
+    return await _relay("POST", f"{path}/moves", content=request.stream(), headers={"content-type": "application/json"})
 
 
 if __name__ == "__main__":
