@@ -208,6 +208,18 @@ def test_oversized_bodies_are_413(client):
     assert r.status_code == 413 and r.json()["error"] == "too_large"
 
 
+def test_an_unknown_path_or_method_says_what_there_is(client):
+    # Before: {"error": "not_found", "message": "Not Found"} and "Method Not Allowed".
+    r = client.get("/v1/negotiation", headers=AUTH)
+    assert r.status_code == 404 and r.json() == {
+        "error": "not_found",
+        "message": "there is no GET /v1/negotiation; the endpoints are listed at /docs and /openapi.json",
+    }
+    r = client.delete("/v1/negotiations", headers=AUTH)
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.json()["message"] == "DELETE /v1/negotiations is not allowed: /v1/negotiations takes POST"
+
+
 def test_a_malformed_negotiation_id_is_named_once(client):
     # Before: "path.negotiation_id: String should match pattern ... (and 1 more problems)", the same problem twice.
     r = client.get("/v1/negotiations/not-an-id", headers=AUTH)

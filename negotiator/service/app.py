@@ -298,7 +298,15 @@ def _install_error_handlers(app: FastAPI) -> None:
         code = {401: "unauthorized", 403: "forbidden", 404: "not_found", 409: "conflict"}.get(
             exc.status_code, "invalid_request"
         )
-        return error_response(exc.status_code, code, str(exc.detail), headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        message = str(exc.detail)
+        where = f"{request.method} {request.url.path[:100]}"
+        if exc.status_code == 404:  # no route: the path is not one of the API's
+            message = f"there is no {where}; the endpoints are listed at /docs and /openapi.json"
+        elif exc.status_code == 405:
+            allowed = (headers or {}).get("Allow", "")
+            message = f"{where} is not allowed: {request.url.path[:100]} takes {allowed or 'other methods'}"
+        return error_response(exc.status_code, code, message, headers=headers)
 
     @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception):
