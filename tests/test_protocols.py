@@ -181,6 +181,20 @@ async def test_mcp_tools_carry_the_rest_models_and_errors(served):
         assert (await c.call("get_negotiation", negotiation_id=st["id"])).structured_content["status"] == "open"
         seeded = await c.call("open_negotiation", seed=True)
         assert seeded.is_error and "True is not a number" in seeded.content[0].text
+        # Arguments that do not fit a tool's schema read as the REST API's 422. Before: pydantic's multi-line
+        # "1 validation error for make_offerArguments ... For further information visit https://errors.pydantic.dev".
+        for args, says in (
+            ({"terms": terms, "expected_turn": -1}, "expected_turn: Input should be greater than or equal to 0"),
+            ({"terms": "price 600"}, "terms: Input should be a valid dictionary"),
+        ):
+            wrong = await c.call("make_offer", negotiation_id=st["id"], **args)
+            assert (
+                wrong.is_error and wrong.content[0].text == f"Error executing tool make_offer: invalid_request: {says}"
+            )
+        wrong = await c.call("get_negotiation", negotiation_id="XYZ")
+        assert wrong.content[0].text.endswith(
+            "invalid_request: negotiation_id: String should match pattern '^[0-9a-f]{32}$'"
+        )
 
 
 async def test_an_mcp_negotiation_continues_across_a_restart_of_the_service(served):

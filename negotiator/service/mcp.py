@@ -35,11 +35,11 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from ..domain.issues import NotBoolean, Value
 from ..domain.scenario import HardLimits, Listing
-from ..errors import Forbidden
+from ..errors import Forbidden, first_error
 from ..sessions import BUYER_MESSAGE_MAX_CHARS, BuyerMove, OpenedSession, Sessions, SessionState
 from .access import ACCESS_SCOPE_KEY, Access
 from .catalogue import Catalogue, CatalogueListing
@@ -74,13 +74,28 @@ ExpectedTurn = Annotated[
 ]
 
 
+class _Server(MCPServer):
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """As the SDK calls a tool, but arguments that do not fit its schema are said as the REST API says
+        them (``invalid_request: expected_turn: Input should be greater than or equal to 0``), not as
+        pydantic's multi-line report with its links."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            if not isinstance(e.__cause__, ValidationError):
+                raise
+            raise ToolError(
+                f"Error executing tool {name}: invalid_request: {first_error(e.__cause__)}"
+            ) from e.__cause__
+
+
 def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_catalogue: bool):
     """The MCP server; ``sessions()`` returns the running ``Sessions`` (opened in the app's lifespan)."""
     from ..version import package_version
 
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
-    server = MCPServer(
+    server = _Server(
         "negotiator",
         title="Negotiating seller",
         instructions=INSTRUCTIONS,
@@ -214,8 +229,6 @@ def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_
 
 
 def _create(**fields) -> CreateNegotiation:
-    from pydantic import ValidationError
-
     from ..errors import UsageError
 
     try:
