@@ -119,6 +119,13 @@ def test_requests_without_a_valid_key_are_refused(client):
         ("MOVE", {"action": "haggle"}, 422, "body.action: Input should be 'offer', 'message', 'accept' or 'walk_away'"),
         ("MOVE", {"action": "offer", "terms": {"price": "cheap"}}, 422, "price: must be a number between 507 and 1014"),
         ("MOVE", {"action": "offer", "terms": {"price": 600, "warp": 9}}, 422, "warp: unknown issue"),
+        # Before: the price was written out in 309 digits.
+        (
+            "MOVE",
+            {"action": "offer", "terms": {"price": 1e308}},
+            422,
+            "price: 1e+308 is outside the allowed range 507..1014;",
+        ),
         ("MOVE", {"action": "message", "message": "hi"}, 422, "you have made no offer yet"),
         (
             "MOVE",

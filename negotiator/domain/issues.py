@@ -414,7 +414,7 @@ def _number(value: object) -> float | None:
 
 
 def _fmt(x: object) -> str:
-    if isinstance(x, float) and x.is_integer():
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e16:  # 1e308 stays 1e+308, not 309 digits
         return str(int(x))
     return str(x)
 
