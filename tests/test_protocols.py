@@ -191,6 +191,10 @@ async def test_mcp_tools_carry_the_rest_models_and_errors(served):
             assert (
                 wrong.is_error and wrong.content[0].text == f"Error executing tool make_offer: invalid_request: {says}"
             )
+        wrong = await c.call("get_negotiation")  # before: "forbidden: give negotiation_id", with the API key
+        assert wrong.content[0].text.endswith(
+            ": invalid_request: give negotiation_id (the id open_negotiation returned)"
+        )
         wrong = await c.call("get_negotiation", negotiation_id="XYZ")
         assert wrong.content[0].text.endswith(
             "invalid_request: negotiation_id: String should match pattern '^[0-9a-f]{32}$'"

@@ -39,7 +39,7 @@ from pydantic import Field, ValidationError
 
 from ..domain.issues import NotBoolean, Value
 from ..domain.scenario import HardLimits, Listing
-from ..errors import Forbidden, first_error
+from ..errors import Forbidden, UsageError, first_error
 from ..sessions import BUYER_MESSAGE_MAX_CHARS, BuyerMove, OpenedSession, Sessions, SessionState
 from .access import ACCESS_SCOPE_KEY, Access
 from .catalogue import Catalogue, CatalogueListing
@@ -115,8 +115,8 @@ def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_
     def negotiation(ctx: Context, negotiation_id: str | None) -> str:
         who = access(ctx)
         nid = negotiation_id or who.session_id
-        if nid is None:
-            raise Forbidden("give negotiation_id (the id open_negotiation returned)")
+        if nid is None:  # a missing argument, not a refusal: only a session token names its negotiation
+            raise UsageError("give negotiation_id (the id open_negotiation returned)")
         if not who.may_use(nid):
             raise Forbidden(FORBIDDEN_SESSION)
         return nid
@@ -229,8 +229,6 @@ def build_mcp(sessions: Callable[[], Sessions], catalogue: Catalogue, *, public_
 
 
 def _create(**fields) -> CreateNegotiation:
-    from ..errors import UsageError
-
     try:
         return CreateNegotiation(**fields)
     except ValidationError as e:
