@@ -291,6 +291,12 @@ async def test_an_a2a_task_stays_input_required_on_the_buyers_turn_and_survives_
         text, data = _reply(bad)
         assert bad.status.state == pb.TaskState.TASK_STATE_INPUT_REQUIRED  # a bad move leaves the negotiation as it was
         assert data["error"]["error"] == "invalid_request" and "delivery_days" in text and data["state"]["turn"] == 2
+        # Before: two moves in one message were merged, the later data part winning (here: an accept).
+        two = await _send(client, [new_data_part({"action": "walk_away"}), new_data_part({"action": "accept"})], task)
+        text, data = _reply(two)
+        assert two.status.state == pb.TaskState.TASK_STATE_INPUT_REQUIRED and data["state"]["turn"] == 2
+        said = "two data parts give different 'action': send one move per message, in one data part"
+        assert data["error"] == {"error": "invalid_request", "message": said} and text == said
     finally:
         await client.close()
         await http.aclose()

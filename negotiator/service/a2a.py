@@ -385,6 +385,11 @@ def _parts(message) -> tuple[dict, str]:
             value = MessageToDict(part.data)
             if not isinstance(value, dict):
                 raise UsageError("a data part must hold a JSON object")
+            clash = next((k for k in value if k in data and data[k] != value[k]), None)
+            if clash is not None:  # two moves in one message: neither is taken
+                raise UsageError(
+                    f"two data parts give different {clash!r}: send one move per message, in one data part"
+                )
             data.update(value)
         elif kind == "text":
             texts.append(part.text)
