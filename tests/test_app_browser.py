@@ -260,3 +260,25 @@ def test_the_shop_backend_forwards_only_negotiation_paths_and_lets_the_service_j
     r = httpx.post(moves, json={"action": "walk_away", "expected_turn": opened["turn"]})
     assert r.status_code == 200 and r.json()["status"] == "no_deal"
     assert "Traceback" not in (tmp_path / "shop.log").read_text()
+
+
+@pytest.mark.browser
+def test_a_page_opened_while_the_service_is_down_says_so_and_offers_no_button(shop):
+    # Before: "Make offer", "Send message" and "Walk away" were enabled over an empty form, and a click
+    # threw in the page's script (no negotiation to read): the shopper's clicks did nothing, silently.
+    url, service = shop
+    service.stop()
+    errors = []
+    with chromium_page() as page:
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(url)
+        page.locator("#error").filter(has_text=re.compile(".")).wait_for(timeout=30_000)
+        assert page.locator("#error").inner_text() == (
+            "The seller can't answer right now. Nothing was sent: please try again in a moment."
+        )
+        assert [page.get_by_test_id(b).is_disabled() for b in ("offer", "send", "accept", "walk")] == [True] * 4
+        service.start()  # the same port: the shopper tries again
+        page.reload()
+        page.get_by_role("heading", name="Standing Desk", exact=True).wait_for(timeout=30_000)
+        assert page.get_by_test_id("offer").is_enabled() and page.locator("#error").inner_text() == ""
+    assert errors == []
