@@ -191,6 +191,14 @@ async def test_mcp_tools_carry_the_rest_models_and_errors(served):
             assert (
                 wrong.is_error and wrong.content[0].text == f"Error executing tool make_offer: invalid_request: {says}"
             )
+        # Before: an argument the tool does not take was dropped, and the walk-away ended the negotiation
+        # without the stale-move check the caller asked for.
+        typo = await c.call("walk_away", negotiation_id=st["id"], expected_trun=5)
+        assert typo.is_error and typo.content[0].text == (
+            "Error executing tool walk_away: invalid_request: expected_trun: unknown argument; "
+            "walk_away takes message, negotiation_id, expected_turn"
+        )
+        assert (await c.call("get_negotiation", negotiation_id=st["id"])).structured_content["status"] == "open"
         wrong = await c.call("get_negotiation")  # before: "forbidden: give negotiation_id", with the API key
         assert wrong.content[0].text.endswith(
             ": invalid_request: give negotiation_id (the id open_negotiation returned)"

@@ -78,7 +78,16 @@ class _Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """As the SDK calls a tool, but arguments that do not fit its schema are said as the REST API says
         them (``invalid_request: expected_turn: Input should be greater than or equal to 0``), not as
-        pydantic's multi-line report with its links."""
+        pydantic's multi-line report with its links; and an argument the tool does not take is refused,
+        as the REST API refuses an unknown field (the SDK drops it: ``expected_trun=2`` would have made a
+        move without its stale-move check)."""
+        schema = next((t.input_schema for t in await self.list_tools() if t.name == name), None)
+        unknown = sorted(set(arguments) - set(schema.get("properties", {}))) if schema is not None else []
+        if unknown:
+            raise ToolError(
+                f"Error executing tool {name}: invalid_request: {unknown[0]}: unknown argument; {name} takes "
+                + ", ".join(schema["properties"])  # type: ignore[index]
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
