@@ -257,7 +257,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         unread = _unreadable_body(request, exc)
         if unread:
             return error_response(400, "invalid_request", unread)
-        details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))} for e in exc.errors()]
+        details = [  # our validators' words as written, as MCP, A2A and the SDK say them (no "Value error, ")
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")).removeprefix("Value error, ")}
+            for e in exc.errors()
+        ]
         details = [d for i, d in enumerate(details) if d not in details[:i]]  # a path id is checked twice
         first = details[0] if details else {"loc": [], "msg": "invalid request"}
         where = ".".join(first["loc"]) or "request"
