@@ -7,7 +7,6 @@ import http.client
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -20,27 +19,23 @@ from browser import chromium_page
 SHOP = Path(__file__).resolve().parents[1] / "examples" / "shop" / "app.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def shop(service_process, tmp_path):
     """The seller service (scripted seller, SQLite) and the example shop in front of it."""
     service = service_process(seller="scripted/boulware")
-    port = _free_port()
     env = {**os.environ, "NEGOTIATOR_URL": service.base_url, "NEGOTIATOR_API_KEY": service.key}
     log = open(tmp_path / "shop.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, str(SHOP), "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+    proc = subprocess.Popen(  # port 0: the shop binds a free port and prints it (no port chosen in advance)
+        [sys.executable, str(SHOP), "--port", "0"], env=env, stdout=log, stderr=subprocess.STDOUT
     )
-    url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            if proc.poll() is not None:
-                raise RuntimeError((tmp_path / "shop.log").read_text())
+        deadline = time.monotonic() + 120
+        while not (m := re.search(r"shop at (http://127\.0\.0\.1:\d+)/", (tmp_path / "shop.log").read_text())):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the shop printed no address:\n{(tmp_path / 'shop.log').read_text()}")
+            time.sleep(0.05)
+        url = m.group(1)
+        for _ in range(300):  # bound before it prints; the app answers once uvicorn has started
             try:
                 if httpx.get(url, timeout=1).status_code == 200:
                     break

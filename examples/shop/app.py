@@ -91,10 +91,16 @@ async def post_move(negotiation_id: str, request: Request) -> Response:
 
 
 if __name__ == "__main__":
+    import socket
+
     import uvicorn
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--port", type=int, default=8080, help="0: any free port (the address is printed)")
     args = parser.parse_args()
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # Bound here, so the address printed is the one taken and a taken port fails before serving.
+    sock = socket.create_server((args.host, args.port), family=socket.AF_INET6 if ":" in args.host else socket.AF_INET)
+    host, port = sock.getsockname()[:2]
+    print(f"shop at http://{f'[{host}]' if ':' in host else host}:{port}/", flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
