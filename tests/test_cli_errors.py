@@ -326,12 +326,17 @@ def test_serve_refuses_a_store_it_cannot_open(a_file, tmp_path):
 def test_serve_on_a_postgres_server_it_cannot_reach_is_one_line_and_exit_3():
     import socket
 
-    with socket.socket() as s:  # a loopback port nothing listens on
+    with socket.socket() as s:  # a loopback port nothing listens on, held so no other process takes it meanwhile
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = cli(
-        "serve", "--no-auth", "--seller", "rule/boulware", "--store", f"postgresql://shop:s3cret@127.0.0.1:{port}/db"
-    )
+        r = cli(
+            "serve",
+            "--no-auth",
+            "--seller",
+            "rule/boulware",
+            "--store",
+            f"postgresql://shop:s3cret@127.0.0.1:{port}/db",
+        )
     assert r.returncode == 3, (r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and "s3cret" not in said(r), r.stderr
     assert said(r).startswith(f"store unreachable: --store postgresql://shop:***@127.0.0.1:{port}/db: cannot connect")

@@ -137,17 +137,27 @@ def test_a_training_buyer_whose_server_is_down_is_refused_before_the_model_loads
     import subprocess
     import sys
 
-    with socket.socket() as s:  # a loopback port nothing listens on
+    out = tmp_path / "run"
+    with socket.socket() as s:  # a loopback port nothing listens on, held so no other process takes it meanwhile
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    out = tmp_path / "run"
-    args = ["--buyer", "hosted_vllm/m", "--buyer-base-url", f"http://127.0.0.1:{port}", "--steps", "1"]
-    p = subprocess.run(
-        [sys.executable, "-m", "negotiator", "train", "--out", str(out), "--base", "local/tiny-random-gemma", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+        args = ["--buyer", "hosted_vllm/m", "--buyer-base-url", f"http://127.0.0.1:{port}", "--steps", "1"]
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "negotiator",
+                "train",
+                "--out",
+                str(out),
+                "--base",
+                "local/tiny-random-gemma",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert p.returncode == 3 and "Traceback" not in p.stderr, p.stderr
     assert f"training buyer cannot connect to http://127.0.0.1:{port} for hosted_vllm/m" in " ".join(p.stderr.split())
     assert not (out / "config.json").exists()
