@@ -203,6 +203,39 @@ def test_resume_after_an_interruption(home, tmp_path, monkeypatch):
     assert train(_config(out, steps=2), progress=False)["steps"] == 2
 
 
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("optimizer.pt", "File is not a zip file"),
+        ("adapter_model.safetensors", "Error while deserializing header"),
+        ("trainer_state.json", "Expecting"),
+    ],
+)
+def test_a_damaged_checkpoint_is_refused_in_one_line_before_the_model_loads(one_step, tmp_path, name, says):
+    """A resume point with a file cut short ended the rerun in a traceback from torch, safetensors or json,
+    after the model had loaded; now one line names the checkpoint, the file and what to do."""
+    import shutil
+
+    from train.run import check_checkpoint, train
+
+    out = tmp_path / "run"
+    shutil.copytree(one_step[0], out)
+    (out / "manifest.json").unlink()  # killed before the end: a rerun resumes from checkpoint-1
+    ckpt = out / "checkpoints" / "checkpoint-1"
+    check_checkpoint(ckpt)  # intact: resumable
+    with open(ckpt / name, "r+b") as f:
+        f.truncate(100)
+    metrics = (out / "metrics.jsonl").read_bytes()
+    with pytest.raises(UsageError) as e:
+        train(_config(out, steps=2), progress=False)
+    assert str(e.value).startswith(f"{ckpt} is damaged ({name}: {says}")
+    assert str(e.value).endswith(
+        "delete that folder to resume from the checkpoint before it (or from the start if "
+        "there is none), or choose a new --out folder"
+    )
+    assert (out / "metrics.jsonl").read_bytes() == metrics  # nothing was rewound
+
+
 def test_cli_rejects_bad_input(tmp_path):
     def run(*args):
         p = subprocess.run(

@@ -95,6 +95,34 @@ def last_checkpoint(out: Path) -> Path | None:
     return max(ckpts, key=lambda p: int(p.name.split("-")[1]), default=None)
 
 
+def check_checkpoint(ckpt: Path) -> None:
+    """Refuse, before the model loads, a resume point whose files cannot be read back (a file cut short or
+    overwritten): resuming from it ended the rerun in a traceback from torch, safetensors or json. The trainer
+    writes trainer_state.json last, so a run killed while saving leaves no such checkpoint; this is damage."""
+    import zipfile
+
+    from safetensors import SafetensorError, safe_open
+
+    name = "trainer_state.json"
+    try:
+        state = json.loads((ckpt / name).read_bytes())
+        if not isinstance(state, dict) or not isinstance(state.get("global_step"), int):
+            raise ValueError("not a trainer state")
+        for path in sorted(ckpt.iterdir()):
+            name = path.name
+            if path.suffix in (".pt", ".pth"):  # torch.save writes zip archives
+                zipfile.ZipFile(path).close()
+            elif path.suffix == ".safetensors":
+                with safe_open(str(path), framework="pt"):
+                    pass
+    except (OSError, ValueError, zipfile.BadZipFile, SafetensorError) as e:
+        said = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise UsageError(
+            f"{ckpt} is damaged ({name}: {said}); delete that folder to resume from the checkpoint before it "
+            "(or from the start if there is none), or choose a new --out folder"
+        ) from None
+
+
 def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     """Train one arm; returns its manifest."""
     from datasets import Dataset
@@ -121,9 +149,11 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
         say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
         return push_run(cfg, finished, say) if cfg.push_to_hub else finished
     out = cfg.out
+    resume = last_checkpoint(out)
+    if resume is not None:
+        check_checkpoint(resume)
 
     base = load_base(cfg.base, dtype=cfg.dtype, say=say)
-    resume = last_checkpoint(out)
     if resume is not None:
         step = int(resume.name.split("-")[1])
         rewind(out, step)
