@@ -203,6 +203,31 @@ def test_resume_after_an_interruption(home, tmp_path, monkeypatch):
     assert train(_config(out, steps=2), progress=False)["steps"] == 2
 
 
+def test_a_run_stopped_by_its_time_budget_trains_on_when_given_more(home, tmp_path):
+    """--max-minutes reached: the run saved its models and manifest but no checkpoint (every 5th step only), and a
+    rerun with a larger budget said it was "already trained (1 steps)": the run could never be continued. The stop
+    now saves a resume point, and a larger budget (or none) trains on to the same result as an uninterrupted run."""
+    from safetensors.torch import load_file
+
+    from train.run import train
+
+    out = tmp_path / "budget"
+    first = train(_config(out, steps=3, save_steps=5, max_minutes=1e-4), progress=False)  # stops after step 1
+    assert first["steps"] == 1 and first["stopped_by_time_limit"] is True
+    assert (out / "checkpoints" / "checkpoint-1" / "trainer_state.json").is_file()
+    again = train(_config(out, steps=3, save_steps=5, max_minutes=1e-4), progress=False)  # the same budget: spent
+    assert again == first
+    done = train(_config(out, steps=3, save_steps=5), progress=False)  # no budget: trains on
+    assert done["steps"] == 3 and done["stopped_by_time_limit"] is False
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    assert sorted(e.labels["train_step"] for e in read_episodes(out / "episodes.jsonl")) == [1] * 8 + [2] * 8 + [3] * 8
+    whole = train(_config(tmp_path / "whole", steps=3, save_steps=5), progress=False)
+    assert done["reward_curve"] == whole["reward_curve"]
+    ours, theirs = (load_file(str(p / "adapter" / "adapter_model.safetensors")) for p in (out, tmp_path / "whole"))
+    assert ours.keys() == theirs.keys() and all(bool((ours[k] == theirs[k]).all()) for k in ours)
+
+
 @pytest.mark.parametrize(
     ("name", "says"),
     [

@@ -80,6 +80,11 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
             )
         if (out / MANIFEST).exists():
             done = json.loads((out / MANIFEST).read_text())
+            if stopped_early(done, cfg.steps):  # at its time budget: a larger one (or none) trains on from the stop
+                spent = [r["step_s"] for r in read_metrics(out) if isinstance(r.get("step_s"), (int, float))]
+                if cfg.max_minutes is None or not out_of_time(spent, 60 * cfg.max_minutes):
+                    (out / MANIFEST).unlink()
+                    return None
             if done.get("max_steps", 0) >= cfg.steps:
                 return done
             raise UsageError(
@@ -87,6 +92,11 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
             )
     write_json(path, {**cfg.run_key(), "steps": cfg.steps, "out": str(out)})
     return None
+
+
+def stopped_early(done: dict, steps: int) -> bool:
+    """Whether a run's manifest says it stopped at its training-time budget before ``steps``."""
+    return bool(done.get("stopped_by_time_limit")) and isinstance(done.get("steps"), int) and done["steps"] < steps
 
 
 def last_checkpoint(out: Path) -> Path | None:
@@ -146,7 +156,14 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
     check_fits_base(cfg, resolve_base_path(cfg.base, say))
     finished = prepare_out(cfg)
     if finished is not None:
-        say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
+        if stopped_early(finished, cfg.steps):
+            say(
+                f"{cfg.out} stopped at its training-time budget after {finished['steps']} of {cfg.steps} steps; "
+                "outputs are there. Rerun with a larger --max-minutes (the budget is summed over the run's sessions) "
+                "to train on"
+            )
+        else:
+            say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
         return push_run(cfg, finished, say) if cfg.push_to_hub else finished
     out = cfg.out
     resume = last_checkpoint(out)
@@ -518,6 +535,7 @@ class StepLog(TrainerCallback):
             and out_of_time([r["step_s"] for r in rows], self.max_seconds)
         ):
             control.should_training_stop = True
+            control.should_save = True  # a resume point at the stop: a rerun with a larger budget trains on from it
             self.stopped_by_time = True
         if self._progress is not None:
             avg = sum(r["reward"] for r in rows[-5:]) / len(rows[-5:])

@@ -84,7 +84,7 @@ def train_command(
         float | None,
         typer.Option(
             help="Training-time budget: no step starts that would end past it (judged by the median step so far); the "
-            "steps done are kept and saved."
+            "steps done are kept and saved; rerun with a larger budget to train on."
         ),
     ] = None,
     profile: Annotated[
@@ -379,6 +379,12 @@ def _summary(manifest: dict, out: Path) -> None:
         f"final reward {shown}\n"
         f"adapter:      {out / 'adapter'}\nmerged model: {out / 'merged'}\nmanifest:     {out / 'manifest.json'}\n"
         f"reward curve: {out / 'reward_curve.png'}\n"
+        + (
+            f"stopped:      at the training-time budget (--max-minutes), {manifest['steps']} of "
+            f"{manifest['max_steps']} steps; rerun with a larger --max-minutes to train on\n"
+            if manifest.get("stopped_by_time_limit") and manifest["steps"] < manifest.get("max_steps", 0)
+            else ""
+        )
         + (f"reported to:  {', '.join(manifest['report_to'])}\n" if manifest.get("report_to") else "")
         + (
             f"pushed to:    {manifest['hub']['url']} (commit {manifest['hub']['commit'][:12]})\n"
