@@ -444,3 +444,34 @@ def test_from_episodes_takes_a_runs_folder_for_its_log(tmp_path, monkeypatch):
     (run / "episodes.jsonl").write_text("")
     r = CliRunner().invoke(app, ["train", "--out", str(tmp_path / "x"), "--from-episodes", str(run)])
     assert [c.from_episodes for c in trained] == [run / "episodes.jsonl"], r.output
+
+
+def test_a_folder_of_another_run_is_refused_naming_the_flags_that_differ(tmp_path):
+    """A rerun with other settings was refused by field names and whole lists ("scenario_seeds: [0, 1, ..., 59]
+    there, [0, 1, ..., 79] now" when only --steps had changed; "buyers: None there"); now by the flags, seeds as
+    ranges, and the --steps that decided the seeds."""
+    import pytest
+
+    from negotiator.errors import UsageError
+    from train.config import resolve
+    from train.run import prepare_out
+
+    out = tmp_path / "run"
+    assert prepare_out(resolve("cpu", out=out, steps=30, dtype="bfloat16")) is None
+    assert prepare_out(resolve("cpu", out=out, steps=30, dtype="bfloat16")) is None  # the same run: resumed
+    with pytest.raises(UsageError) as e:
+        prepare_out(resolve("cpu", out=out, steps=40, dtype="bfloat16"))
+    assert str(e.value) == (
+        f"{out} already holds a different training run: --scenario-seeds 0-59 there, 0-79 now (without "
+        "--scenario-seeds, one per prompt of --steps: 30 steps there, 40 now); choose a new --out folder, or rerun "
+        "the command that started it to resume it"
+    )
+    changed = dict(lr=1e-3, lora_r=8, lora_alpha=16, buyers=["rule/conceder", "rule/linear"], strategy="none")
+    with pytest.raises(UsageError) as e:
+        prepare_out(resolve("cpu", out=out, steps=30, dtype="bfloat16", **changed))
+    assert (
+        ": --lr 0.0006 there, 0.001 now; --lora-r 16 there, 8 now; --buyer the default there, rule/conceder, "
+        "rule/linear now; --strategy boulware?candidates=3 there, none now; choose a new --out folder" in str(e.value)
+    )
+    with pytest.raises(UsageError, match="the precision bfloat16 there, float32 on this machine"):
+        prepare_out(resolve("cpu", out=out, steps=30, dtype="float32"))

@@ -285,18 +285,42 @@ def check_reporters(names: list[str]) -> None:
 _FLAGS = {"num_generations": "--group-size", "buyers": "--buyer", "personas": "--persona", "lora_alpha": "--lora-r"}
 
 
+def flag(name: str) -> str:
+    """The command-line flag of a config field: ``--group-size`` for ``num_generations`` ..."""
+    return _FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def setting_text(name: str, value) -> str:
+    """A recorded setting as a user gives it: seeds as ranges (``0-59``, not sixty numbers), lists joined."""
+    if value is None:
+        return "the default"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if name == "scenario_seeds" and isinstance(value, list) and all(type(x) is int for x in value):
+        runs: list[list[int]] = []
+        for x in value:
+            if runs and x == runs[-1][-1] + 1:
+                runs[-1].append(x)
+            else:
+                runs.append([x])
+        return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    if isinstance(value, list):
+        return ", ".join(str(x) for x in value)
+    return str(value)
+
+
 def option_errors(e: ValidationError) -> str:
     """What is wrong with the options, flag by flag: ``--steps -1: should be greater than or equal to 0``
     (pydantic's own message named the field, its error type and a web page)."""
     said = {}
     for err in e.errors():
         name = str(err["loc"][0]) if err["loc"] else ""
-        flag = _FLAGS.get(name, "--" + name.replace("_", "-"))
-        if flag in said:  # --lora-r 0 also makes lora_alpha (2 x r) 0: one message
+        named = flag(name)
+        if named in said:  # --lora-r 0 also makes lora_alpha (2 x r) 0: one message
             continue
         value = err.get("input")
         shown = "" if isinstance(value, dict) else f" {value}"
-        said[flag] = f"{flag}{shown}: {err['msg'].removeprefix('Input ').removeprefix('Value error, ')}"
+        said[named] = f"{named}{shown}: {err['msg'].removeprefix('Input ').removeprefix('Value error, ')}"
     return "; ".join(said.values())
 
 

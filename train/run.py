@@ -22,7 +22,7 @@ from negotiator.errors import UsageError
 from negotiator.models.families import model_family
 from negotiator.runtime import EpisodeLog
 
-from .config import PROFILES, RUN_KEY_DEFAULTS, RUN_KEYS, TrainConfig
+from .config import PROFILES, RUN_KEY_DEFAULTS, RUN_KEYS, TrainConfig, flag, setting_text
 from .outputs import (
     MANIFEST,
     append_metrics,
@@ -73,10 +73,9 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
         old = {**RUN_KEY_DEFAULTS, **old}
         diff = {k: (old.get(k), new[k]) for k in RUN_KEYS if old.get(k) != new[k]}
         if diff:
-            shown = "; ".join(f"{k}: {a!r} there, {b!r} now" for k, (a, b) in list(diff.items())[:4])
             raise UsageError(
-                f"{out} already holds a different training run ({shown}); choose a new --out folder, "
-                "or rerun the same command to resume it"
+                f"{out} already holds a different training run: {differences(diff, old.get('steps'), cfg.steps)}; "
+                "choose a new --out folder, or rerun the command that started it to resume it"
             )
         if (out / MANIFEST).exists():
             done = json.loads((out / MANIFEST).read_text())
@@ -92,6 +91,24 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
             )
     write_json(path, {**cfg.run_key(), "steps": cfg.steps, "out": str(out)})
     return None
+
+
+def differences(diff: dict[str, tuple], steps_there, steps_now: int) -> str:
+    """The settings a rerun changed, by the flags that set them: ``--lr 0.0006 there, 0.001 now; ...``."""
+    said = []
+    for key, (there, now) in diff.items():
+        if key == "lora_alpha" and "lora_r" in diff:  # --lora-r sets both
+            continue
+        if key == "dtype":  # no flag: the cpu profile picks it from the CPU (train.config.cpu_dtype)
+            said.append(f"the precision {there} there, {now} on this machine (picked for the CPU it runs on)")
+            continue
+        line = f"{flag(key)} {setting_text(key, there)} there, {setting_text(key, now)} now"
+        if key == "scenario_seeds" and steps_there is not None and steps_there != steps_now:
+            line += (
+                f" (without --scenario-seeds, one per prompt of --steps: {steps_there} steps there, {steps_now} now)"
+            )
+        said.append(line)
+    return "; ".join(said[:4])
 
 
 def stopped_early(done: dict, steps: int) -> bool:
