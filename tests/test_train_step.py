@@ -106,6 +106,12 @@ def test_outputs_and_manifest(one_step):
     assert manifest["buyer_pool"] and manifest["buyer_pool_families"] == ["rule"]
     assert manifest["scenario_seeds"] == [3, 4, 5]
     assert manifest["package_version"] and "git_commit" in manifest
+    # what else decides the numbers: the precision (the cpu profile picks it from the CPU) and the libraries
+    from importlib.metadata import version
+
+    assert manifest["dtype"] == "float32" and manifest["micro_batch"] == 2 and manifest["generation"] == "transformers"
+    for name in ("torch", "transformers", "trl", "peft", "accelerate"):
+        assert manifest["libraries"][name] == version(name), name
     episodes = read_episodes(out / "episodes.jsonl")
     assert len(episodes) == 8  # 2 prompts x groups of 4
     rewards = [e.labels["reward"] for e in episodes]

