@@ -137,6 +137,20 @@ def test_train_into_a_folder_with_a_damaged_record(tmp_path):
     usage_error(cli("train", "--out", str(out), "--steps", "1"), f"{out / 'config.json'} is damaged")
 
 
+@pytest.mark.parametrize("content", ['{"max_steps": "x"}', '{"max_steps": 7}', "{}", "[1]", '{"steps": 1, "max'])
+def test_train_into_a_folder_with_a_damaged_manifest(tmp_path, content):
+    """A manifest that parsed but lacked its steps ended the rerun in TypeError's or KeyError's traceback, and {}
+    read 'holds a finished run of None steps'; a damaged manifest is now one line saying how to write it again."""
+    out = tmp_path / "trained"
+    out.mkdir()
+    (out / "manifest.json").write_text(content)
+    usage_error(
+        cli("train", "--out", str(out), "--steps", "1"),
+        f"{out / 'manifest.json'} is damaged; delete it and rerun the same command to write it again from the run's "
+        "last checkpoint, or choose a new --out folder",
+    )
+
+
 # --- a damaged episode log ------------------------------------------------------------
 
 

@@ -203,7 +203,11 @@ def test_a_resumed_run_steps_over_damaged_lines_in_its_logs(tmp_path):
 
     rows = [{"step": n, "reward": 0.1 * n, "step_s": 1.0} for n in (1, 2, 3)]
     (tmp_path / "metrics.jsonl").write_bytes(
-        b"".join(json.dumps(r).encode() + b"\n" for r in rows) + b'[1]\n"x"\n{"no": "step"}\n\xff\xfe\n{"step": 4, "rew'
+        b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+        + b'[1]\n"x"\n{"no": "step"}\n\xff\xfe\n'
+        # rows without the numbers the run reads (a KeyError's traceback once the last step had run)
+        + b'{"step": 2}\n{"step": 3, "reward": NaN, "step_s": 1}\n{"step": 3, "reward": 0.1, "step_s": "1"}\n'
+        + b'{"step": true, "reward": 0.1, "step_s": 1}\n{"step": 4, "rew'
     )
     episodes = [{"episode_id": f"e{n}", "labels": {"train_step": n}} for n in (1, 2, 3)]
     (tmp_path / "episodes.jsonl").write_bytes(

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -49,10 +50,19 @@ def _records(path: Path) -> list[tuple[str, dict]]:
 
 
 def read_metrics(out: Path) -> list[dict]:
+    """The step log's rows; a row without its step, reward or time as numbers is left out like a torn line (a row
+    such as {"step": 2} ended a resumed run, after its last step, in KeyError's traceback)."""
     path = out / "metrics.jsonl"
     if not path.exists():
         return []
-    return [r for _, r in _records(path) if isinstance(r.get("step"), int)]
+    return [r for _, r in _records(path) if _is_row(r)]
+
+
+def _is_row(r: dict) -> bool:
+    def finite(x) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    return type(r.get("step")) is int and finite(r.get("reward")) and finite(r.get("step_s"))
 
 
 def append_metrics(out: Path, row: dict) -> None:

@@ -78,7 +78,7 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
                 "choose a new --out folder, or rerun the command that started it to resume it"
             )
         if (out / MANIFEST).exists():
-            done = json.loads((out / MANIFEST).read_text())
+            done = read_manifest(out)
             if stopped_early(done, cfg.steps):  # at its time budget: a larger one (or none) trains on from the stop
                 spent = [r["step_s"] for r in read_metrics(out) if isinstance(r.get("step_s"), (int, float))]
                 if cfg.max_minutes is None or not out_of_time(spent, 60 * cfg.max_minutes):
@@ -91,6 +91,21 @@ def prepare_out(cfg: TrainConfig) -> dict | None:
             )
     write_json(path, {**cfg.run_key(), "steps": cfg.steps, "out": str(out)})
     return None
+
+
+def read_manifest(out: Path) -> dict:
+    """A finished run's manifest; a damaged one (its steps unreadable) is refused saying how to write it again."""
+    path = out / MANIFEST
+    try:
+        done = json.loads(path.read_bytes())
+    except ValueError:  # bad JSON or bad UTF-8
+        done = None
+    if not isinstance(done, dict) or any(type(done.get(k)) is not int for k in ("steps", "max_steps")):
+        raise UsageError(
+            f"{path} is damaged; delete it and rerun the same command to write it again from the run's last "
+            "checkpoint, or choose a new --out folder"
+        )
+    return done
 
 
 def differences(diff: dict[str, tuple], steps_there, steps_now: int) -> str:

@@ -39,16 +39,19 @@ def _check_out(out: Path) -> None:
     """A folder to train into; a run already there must have readable records (a rerun resumes it)."""
     import json
 
+    from train.run import read_manifest
+
     output_folder(out)
-    for name in ("config.json", "manifest.json"):
-        path = out / name
-        if path.is_file():
-            try:
-                data = json.loads(path.read_bytes())
-            except ValueError:  # bad JSON or bad UTF-8
-                data = None
-            if not isinstance(data, dict):
-                raise UsageError(f"{path} is damaged; restore it, or choose a new --out folder for this training run")
+    path = out / "config.json"
+    if path.is_file():
+        try:
+            data = json.loads(path.read_bytes())
+        except ValueError:  # bad JSON or bad UTF-8
+            data = None
+        if not isinstance(data, dict):
+            raise UsageError(f"{path} is damaged; restore it, or choose a new --out folder for this training run")
+    if (out / "manifest.json").is_file():
+        read_manifest(out)
 
 
 @app.command("train")
