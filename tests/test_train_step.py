@@ -267,6 +267,32 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_before_the_model_loads(one_
     assert (out / "metrics.jsonl").read_bytes() == metrics  # nothing was rewound
 
 
+def test_ctrl_c_twice_says_how_to_resume_without_a_page_of_tracebacks(home, tmp_path):
+    """The first Ctrl-C waits for the generate call in progress; a second one left the step's negotiations
+    unfinished, and after 'interrupted' Python's exit printed hundreds of lines of their tracebacks ("Exception
+    ignored in ...", "Task was destroyed but it is pending!"). Now the two lines alone, exit 130."""
+    import signal
+    import time
+
+    out = tmp_path / "run"
+    args = ["--base", TINY, "--steps", "7", "--scenario-seeds", "3-20", "--max-rounds", "3", "--max-tokens", "40"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "negotiator", "train", "--out", str(out), *args, "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    while proc.poll() is None and not (out / "metrics.jsonl").is_file():  # step 2's rollouts are under way
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 130, stderr[-3000:]
+    assert stderr.strip().splitlines() == ["interrupted"], stderr[-3000:]
+    assert f"rerun the same command to resume {out} from its last checkpoint" in " ".join(stdout.split())
+
+
 def test_cli_rejects_bad_input(tmp_path):
     def run(*args):
         p = subprocess.run(
