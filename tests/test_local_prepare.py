@@ -257,6 +257,10 @@ def test_a_training_run_plays_the_strategy_it_trained_with(tmp_path):
     (run / "config.json").write_text(json.dumps({"base": "local/gemma-3-270m", "strategy": "boulware?candidates=3"}))
     assert trained_strategy(str(run)) == trained_strategy(str(run / "merged")) == "boulware?candidates=3"
     assert split_spec(f"local/{run}") == (f"local/{run}", {"strategy": "boulware", "candidates": "3"})
+    # one of its checkpoints too (it played the seller's default strategy, not the one the run trained)
+    (run / "checkpoints" / "checkpoint-5").mkdir(parents=True)
+    ckpt = f"local/{run}/checkpoints/checkpoint-5"
+    assert split_spec(ckpt) == (ckpt, {"strategy": "boulware", "candidates": "3"})
     assert SellerAgent(f"local/{run}").strategy.candidates == 3  # no server starts until the first turn
     assert "plays the strategy it trained with, boulware?candidates=3" in resolve_target(str(run)).note
     assert split_spec(f"local/{run}?candidates=2")[1] == {

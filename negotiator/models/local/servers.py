@@ -107,9 +107,12 @@ def _is_training_run(path: Path) -> bool:
 
 def trained_strategy(name: str) -> str | None:
     """The seller strategy a ``negotiator train`` run trained with (``boulware?candidates=3``,
-    ``none``), for a ``local/`` name that is a run folder or its merged/ or adapter/; None for
-    any other name. A run written before training had strategies trained the pure policy."""
+    ``none``), for a ``local/`` name that is a run folder, its merged/ or adapter/, or one of its
+    checkpoints/checkpoint-N (which played the default seller, not the one the run trained); None
+    for any other name. A run written before training had strategies trained the pure policy."""
     path = local_folder(name)
+    if path.parent.name == "checkpoints" and path.name.startswith("checkpoint-"):
+        path = path.parent.parent
     for run in (path, path.parent) if path.name in ("merged", "adapter") else (path,):
         if run.is_dir() and _is_training_run(run):
             try:
