@@ -209,6 +209,20 @@ def test_resume_after_an_interruption(home, tmp_path, monkeypatch):
     assert train(_config(out, steps=2), progress=False)["steps"] == 2
 
 
+def test_rerunning_a_finished_run_says_so_and_trains_nothing(one_step):
+    from train.run import train
+
+    out, manifest = one_step
+    said: list[str] = []
+
+    class Console:
+        def print(self, *args, **kwargs):
+            said.append(" ".join(map(str, args)))
+
+    assert train(_config(out, report_to=["tensorboard"]), console=Console(), progress=False) == manifest
+    assert f"{out} is already trained (1 step); outputs are there." in said  # was "(1 steps)"
+
+
 def test_a_run_stopped_by_its_time_budget_trains_on_when_given_more(home, tmp_path):
     """--max-minutes reached: the run saved its models and manifest but no checkpoint (every 5th step only), and a
     rerun with a larger budget said it was "already trained (1 steps)": the run could never be continued. The stop

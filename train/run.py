@@ -195,7 +195,8 @@ def train(cfg: TrainConfig, *, console=None, progress: bool = True) -> dict:
                 "to train on"
             )
         else:
-            say(f"{cfg.out} is already trained ({finished['steps']} steps); outputs are there.")
+            n = finished["steps"]
+            say(f"{cfg.out} is already trained ({n} step{'s' if n != 1 else ''}); outputs are there.")
         return push_run(cfg, finished, say) if cfg.push_to_hub else finished
     out = cfg.out
     resume = last_checkpoint(out)
