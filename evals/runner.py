@@ -41,6 +41,7 @@ from negotiator.models.specs import parse_spec
 from negotiator.party import Party
 from negotiator.runtime import EpisodeLog, episode_id, episode_ids, make_party, run_negotiation
 from negotiator.runtime.episode import Episode
+from negotiator.runtime.log import set_aside_failed
 
 from .routing import Routes, build_routes, provider
 from .suites import Suite
@@ -266,12 +267,15 @@ async def run_jobs(
     options: RunOptions | None = None,
     on_episode: Callable[[Episode], None] | None = None,
 ) -> list[Episode]:
-    """Run every job not yet in ``out_dir/episodes.jsonl``; return the new episodes."""
+    """Run every job without a result in ``out_dir/episodes.jsonl``; return the new episodes. A job
+    whose episode ended in an error is played again (the failed episode moves to
+    ``episodes.failed.jsonl``), as ``negotiator eval --resume`` does."""
     options = options or RunOptions()
     options.check()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = EpisodeLog(out / "episodes.jsonl")
+    set_aside_failed(log.path, {j.episode_id for j in jobs})  # an error is no result (the CLI says how many)
     todo = todo_jobs(jobs, log)
     routes = routes_for(todo, options)
     results: list[Episode] = []

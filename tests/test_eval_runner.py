@@ -152,6 +152,17 @@ async def test_a_permanent_error_is_not_replayed(tmp_path):
     )
 
 
+async def test_run_jobs_again_plays_the_negotiations_that_ended_in_an_error(tmp_path):
+    """The CLI's resume replayed error episodes; run_jobs, the same run from Python, counted them as done."""
+    jobs = plan(get_suite("quick"), "scripted/error", ["rule/linear"], limit=2)
+    first = await run_jobs(jobs, tmp_path, RunOptions(retries=0))
+    again = await run_jobs(jobs, tmp_path, RunOptions(retries=0))
+    assert len(first) == len(again) == 2 and all(e.error is not None for e in first + again)
+    assert sorted(e.episode_id for e in again) == sorted(j.episode_id for j in jobs)
+    assert len(read_episodes(tmp_path / "episodes.jsonl")) == 2  # each negotiation once in the log
+    assert len(read_episodes(tmp_path / "episodes.failed.jsonl")) == 2  # the first tries, kept
+
+
 async def test_concurrency_overlaps_model_latency(tmp_path, monkeypatch):
     """Six workers keep six model calls in flight at once (counted, not timed: a busy machine
     stretches the wall clock but not the overlap)."""
