@@ -382,3 +382,17 @@ def test_an_error_written_to_a_pipe_is_one_line_however_long(tmp_path):
     assert r.returncode == 2 and "Traceback" not in r.stderr
     (line,) = r.stderr.splitlines()
     assert line.startswith("error: ") and suite in line and len(line) > 300
+
+
+def test_eval_s_notes_and_warnings_are_one_line_each_in_a_log(tmp_path):
+    """eval writes its notes and warnings with its output, to stdout: in a log they came out in 160-column pieces."""
+    env = {k: v for k, v in ENV.items() if k != "COLUMNS"}  # a pipe, as a CI log reads it
+    out = tmp_path / ("a-long-run-folder-name-" * 6)
+    for limit in ("1", "2"):
+        r = subprocess.run(
+            [sys.executable, "-m", "negotiator", "eval", *RULES, "--limit", limit, "--out", str(out), "--quiet"],
+            capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+    (note,) = [line for line in r.stdout.splitlines() if line.startswith("note: ")]
+    assert note == f"note: the run in {out} was planned with --limit 1; it now plans 2 negotiations"

@@ -476,14 +476,16 @@ def eval_command(
     if before != limit:  # a rerun with another --limit extends (or narrows) the run: say so
         console.print(
             f"note: the run in {out_dir} was planned with --limit {_show(before)}; it now plans {len(jobs)} "
-            "negotiations"
+            "negotiations",
+            soft_wrap=True,
         )
     for w in family_warnings(seller, buyers, pool):
-        console.print(f"[bold yellow]warning:[/] {w}")
+        console.print(f"[bold yellow]warning:[/] {w}", soft_wrap=True)  # one line each, in a log too
     for key in unused_limits([seller, *buyers], rate_limits, token_limits):
         console.print(
             f"[bold yellow]warning:[/] the limit on {key} limits nothing in this run: rate and token limits apply to "
-            "LiteLLM models (openai/..., anthropic/..., hosted_vllm/...), which LiteLLM's Router calls"
+            "LiteLLM models (openai/..., anthropic/..., hosted_vllm/...), which LiteLLM's Router calls",
+            soft_wrap=True,
         )
     if (temperature is not None or max_tokens is not None) and parse_spec(seller).kind not in (
         "litellm",
@@ -493,7 +495,8 @@ def eval_command(
         flags = [k for k, v in (("temperature", temperature), ("max_tokens", max_tokens)) if v is not None]
         console.print(
             f"note: {', '.join(_flag(k) for k in flags)} set the seller's model; {seller} calls no model, "
-            "so they change nothing here (they are recorded all the same)"
+            "so they change nothing here (they are recorded all the same)",
+            soft_wrap=True,
         )
 
     log = EpisodeLog(out_dir / "episodes.jsonl")  # sets damaged lines aside
@@ -502,7 +505,8 @@ def eval_command(
         console.print(
             f"[bold yellow]warning:[/] {log.path} had {n} damaged line{'s' if n > 1 else ''} "
             f"({escape(describe(log.set_aside))}); "
-            f"moved to {damaged_path(log.path)}, and those negotiations run again"
+            f"moved to {damaged_path(log.path)}, and those negotiations run again",
+            soft_wrap=True,
         )
     wanted = {j.episode_id for j in jobs}
     failed = set_aside_failed(log.path, wanted)  # an error is no result: a resume plays those negotiations again
