@@ -509,9 +509,8 @@ def eval_command(
             soft_wrap=True,
         )
     wanted = {j.episode_id for j in jobs}
-    failed = set_aside_failed(log.path, wanted)  # an error is no result: a resume plays those negotiations again
-    if failed:
-        n = len(failed)
+    n = set_aside_failed(log.path, wanted)  # an error is no result: a resume plays those negotiations again
+    if n:
         console.print(
             f"playing again {n} negotiation{'s' if n > 1 else ''} that ended in an error "
             f"(the failed episode{'s' if n > 1 else ''} kept in {failed_path(log.path)})",

@@ -210,24 +210,32 @@ def failed_path(path: str | Path) -> Path:
     return p.with_name(f"{p.stem}.failed{p.suffix or '.jsonl'}")
 
 
-def set_aside_failed(path: str | Path, ids: set[str]) -> list[Episode]:
+def set_aside_failed(path: str | Path, ids: set[str]) -> int:
     """Move the episodes of ``ids`` in the log at ``path`` that ended in an error (a provider that
-    failed past its retries, a crashed party) to its ``.failed.jsonl`` sibling; return them.
+    failed past its retries, a crashed party) to its ``.failed.jsonl`` sibling; return how many.
 
     A resume calls this so those negotiations are played again (an error episode is no result: it is
     left out of the scores). As with damaged lines, the moved lines are on disk in the sibling before
-    the log is atomically replaced, and the other lines stay byte for byte.
+    the log is atomically replaced, and the other lines stay byte for byte. Cheap, as ``episode_ids``:
+    only each line's id and error are read (damaged lines were set aside when the log was opened).
     """
     p = Path(path)
-    if not p.exists() or p.stat().st_size == 0:
-        return []
-    _, lines = _classify(p)
-    failed = {n: r for n, _, r in lines if isinstance(r, Episode) and r.error is not None and r.episode_id in ids}
-    if not failed:
-        return []
-    keep, moved = [raw for n, raw, _ in lines if n not in failed], [raw for n, raw, _ in lines if n in failed]
-    _move_aside(p, keep, moved, failed_path(p))
-    return list(failed.values())
+    if not p.is_file() or p.stat().st_size == 0:
+        return 0
+    keep: list[bytes] = []
+    moved: list[bytes] = []
+    for raw in p.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+            failed = data.get("error") is not None and data.get("episode_id") in ids
+        except (ValueError, AttributeError):  # not JSON, not an object: damage is set_aside_damaged's
+            failed = False
+        (moved if failed else keep).append(raw)
+    if moved:
+        _move_aside(p, keep, moved, failed_path(p))
+    return len(moved)
 
 
 def _move_aside(p: Path, keep: list[bytes], moved: list[bytes], aside: Path) -> None:
