@@ -31,6 +31,14 @@ def cli(*args, env: dict | None = None, timeout: float = 300):
     )
 
 
+def eval_llm_buyer(buyer: str, base_url: str, out, *more: str):
+    """``negotiator eval`` of rule/boulware against the LLM buyer ``buyer`` served at ``base_url``, quietly."""
+    return cli(
+        "eval", "--seller", "rule/boulware", "--buyer", buyer, "--buyer-base-url", base_url, "--out", str(out), "--quiet",
+        *more,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("url", ["{host}:{port}/v1", "ftp://{host}:{port}/v1", "http://{host}:notaport/v1"])
 def test_a_base_url_that_is_not_an_http_address_is_one_line_before_any_negotiation(url, tmp_path):
     """Without a scheme the server check passed and every call then failed, after its retries and replays;
@@ -38,20 +46,7 @@ def test_a_base_url_that_is_not_an_http_address_is_one_line_before_any_negotiati
     with FakeOpenAIServer(lambda req: WALK) as server:
         host, port = server._server.server_address[:2]
         given = url.format(host=host, port=port)
-        r = cli(
-            "eval",
-            "--seller",
-            "rule/boulware",
-            "--buyer",
-            "openai/m",
-            "--buyer-base-url",
-            given,
-            "--limit",
-            "2",
-            "--out",
-            str(tmp_path / "run"),
-            "--quiet",
-        )
+        r = eval_llm_buyer("openai/m", given, tmp_path / "run", "--limit", "2")
         assert server.requests == []
     assert r.returncode == 2, r.stdout + r.stderr
     assert r.stderr.strip() == (
@@ -82,23 +77,8 @@ def test_a_resume_plays_again_only_the_negotiations_that_ended_in_an_error(tmp_p
     answers = [FakeReply(status=400)]  # the first call fails (permanently: no replay within the run)
 
     with FakeOpenAIServer(lambda req: answers.pop(0) if answers else WALK) as server:
-        r = cli(
-            "eval",
-            "--seller",
-            "rule/boulware",
-            "--buyer",
-            "openai/m",
-            "--buyer-base-url",
-            server.base_url,
-            "--limit",
-            "3",
-            "--concurrency",
-            "1",
-            "--call-retries",
-            "0",
-            "--out",
-            str(run),
-            "--quiet",
+        r = eval_llm_buyer(
+            "openai/m", server.base_url, run, "--limit", "3", "--concurrency", "1", "--call-retries", "0"
         )
         assert r.returncode == 0, r.stdout + r.stderr
         said = " ".join(r.stdout.split())
@@ -285,20 +265,7 @@ def test_a_spec_parameter_that_would_take_over_the_call_is_refused_before_the_ru
     object has no attribute 'choices'", ?api_base= sent the calls past the recorded base URL (and past
     NEGOTIATOR_BLOCK_REMOTE), ?num_retries= past --call-retries."""
     with FakeOpenAIServer(lambda req: WALK) as server:
-        r = cli(
-            "eval",
-            "--seller",
-            "rule/boulware",
-            "--buyer",
-            f"openai/m?{param}",
-            "--buyer-base-url",
-            server.base_url,
-            "--limit",
-            "1",
-            "--out",
-            str(tmp_path / "run"),
-            "--quiet",
-        )
+        r = eval_llm_buyer(f"openai/m?{param}", server.base_url, tmp_path / "run", "--limit", "1")
         assert server.requests == []
     key = param.split("=")[0]
     assert r.returncode == 2, r.stdout + r.stderr
