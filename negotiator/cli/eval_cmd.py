@@ -585,6 +585,7 @@ def eval_command(
         summary["reference"] = {k: v for k, v in reference.items() if k != "line"}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     console.print(run_table(summary, title=f"{seller} on {suite} ({len(rows)} negotiations)", reference=reference))
+    me = command()  # how the commands printed below to copy begin
     width = max(len(name) for name, _ in LEGEND)
     for name, meaning in LEGEND:
         console.print(f"[dim]{name:<{width}}  {meaning}[/]", highlight=False)
@@ -594,14 +595,13 @@ def eval_command(
         again = "".join(f" --buyer {b}" for b in buyers) if buyer else ""
         console.print(
             f"for a point of comparison, run a rule seller on the same negotiations (seconds, no model): "
-            f"{command()} eval --seller rule/boulware --suite {suite}{again}"
+            f"{me} eval --seller rule/boulware --suite {suite}{again}"
             + (f" --seed {seed}" if seed else "")
             + (f" --out {out_dir.parent / 'rule_boulware'}" if out else "")
             + "; this summary then shows it beside the next run",
             highlight=False,
             soft_wrap=True,
         )
-    me = command()
     console.print(
         f"episodes: {out_dir / 'episodes.jsonl'}\nsummary:  {out_dir / 'summary.json'}\n"
         f"report:   {me} report {out_dir}\n"
@@ -617,7 +617,7 @@ def eval_command(
         console.print(
             f"[bold yellow]{len(errors)} negotiation{'s' if len(errors) > 1 else ''} ended in an error[/] "
             f"(left out of the scores): {said}; "
-            f"`{escape(command())} eval --resume {escape(str(out_dir))}` plays them again",
+            f"`{escape(me)} eval --resume {escape(str(out_dir))}` plays them again",
             soft_wrap=True,
         )
     if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
