@@ -402,6 +402,40 @@ def test_cancelled_negotiations_generate_nothing():
     assert Engine.calls == 0 and batcher.pending == []
 
 
+def test_ctrl_c_stops_a_generate_wave_at_once():
+    """A wave is one synchronous generate call inside the step's event loop (tens of seconds on the
+    270M); under plain asyncio.run, Ctrl-C waited for it to finish. Here a wave that would take 30 s
+    is interrupted a moment after it starts, and the step ends with KeyboardInterrupt."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import os, signal, threading, time
+        from train.policy import run_interruptibly
+
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+        done = []
+
+        async def step():
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+            end = time.monotonic() + 30
+            while time.monotonic() < end:  # a generate wave: Python and torch, never yielding to the loop
+                sum(range(1000))
+            done.append(True)
+
+        try:
+            run_interruptibly(step())
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted", "after the wave" if done else "in the wave")
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "interrupted in the wave", p.stdout + p.stderr[-2000:]
+
+
 def test_masked_messages_leave_only_the_action_and_terms_in_the_loss(tiny):
     """--no-train-messages: the loss mask is 0 on the words of the seller's message and 1 on
     the action and the terms (rule buyers read only the terms; the words would be gradient

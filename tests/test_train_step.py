@@ -282,9 +282,9 @@ def test_a_damaged_checkpoint_is_refused_in_one_line_before_the_model_loads(one_
 
 
 def test_ctrl_c_twice_says_how_to_resume_without_a_page_of_tracebacks(home, tmp_path):
-    """The first Ctrl-C waits for the generate call in progress; a second one left the step's negotiations
-    unfinished, and after 'interrupted' Python's exit printed hundreds of lines of their tracebacks ("Exception
-    ignored in ...", "Task was destroyed but it is pending!"). Now the two lines alone, exit 130."""
+    """Ctrl-C twice left the step's negotiations unfinished, and after 'interrupted' Python's exit printed hundreds
+    of lines of their tracebacks ("Exception ignored in ...", "Task was destroyed but it is pending!"). Now the two
+    lines alone, exit 130."""
     import signal
     import time
 

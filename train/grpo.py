@@ -12,7 +12,6 @@ invalid-answer penalty).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from negotiator.models.local.decoding import Engine
 from negotiator.models.seeds import seed_of
 from negotiator.runtime import EpisodeLog, episode_id
 
-from .policy import Batcher
+from .policy import Batcher, run_interruptibly
 from .pool import BuyerPool
 from .rollout import Rollout, RolloutSettings, play
 from .tasks import Task
@@ -147,7 +146,7 @@ class NegotiationRollouts:
         scope = engine.fixed_weights() if hasattr(engine, "fixed_weights") else contextlib.nullcontext()
         try:
             with scope:
-                rollouts = asyncio.run(
+                rollouts = run_interruptibly(
                     play(
                         tasks,
                         batcher=batcher,

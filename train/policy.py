@@ -74,6 +74,34 @@ class GenerationStats:
     seconds: float = 0.0
 
 
+def run_interruptibly(coro):
+    """``asyncio.run``, except that Ctrl-C stops a generate wave at once.
+
+    ``asyncio.run`` turns Ctrl-C into a cancellation the event loop delivers only when the running
+    callback returns, and a wave (``Batcher._flush``) is one synchronous call of tens of seconds on
+    the 270M: the user waited that long after pressing Ctrl-C. asyncio keeps a SIGINT handler it
+    finds installed, so one that raises KeyboardInterrupt where the main thread is (in the decode
+    loop) ends the step at once. Nothing is lost: a step's rollouts are not saved until it ends,
+    and the run resumes from its last checkpoint.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        return asyncio.run(coro)  # someone else decides what Ctrl-C does here
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        return asyncio.run(coro)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 class Batcher:
     """Gathers the seller requests of all live negotiations into one generate call per wave.
 

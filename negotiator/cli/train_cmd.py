@@ -363,9 +363,9 @@ def train_command(
 
 
 def _interrupted(out: Path) -> NoReturn:
-    """Ctrl-C: say how to resume, then exit at once (130). A second Ctrl-C (the first waits for the generate call in
-    progress, tens of seconds on the 270M) left the step's negotiations unfinished, and Python's exit printed
-    hundreds of lines of their tracebacks after 'interrupted'. Nothing is lost: the run resumes from its checkpoint."""
+    """Ctrl-C: say how to resume, then exit at once (130), even while the step's negotiations are unfinished (their
+    tracebacks at Python's exit were hundreds of lines after 'interrupted'). Nothing is lost: the run resumes from
+    its checkpoint."""
     import os
     import signal
     import sys
