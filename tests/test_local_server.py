@@ -429,6 +429,26 @@ def test_openai_shapes_for_models_and_unknown_paths(server):
     assert r.status_code == 405 and r.json()["error"]["type"] == "invalid_request_error"
 
 
+def test_a_loopback_server_answers_only_requests_addressed_to_loopback(server):
+    """DNS rebinding: a web page the user opens points a name it controls at 127.0.0.1 and calls the
+    local model with its Host. A server listening on loopback answers only loopback names."""
+    port = server.base_url.split(":")[-1].split("/")[0]
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "LOCALHOST"):
+        r = httpx.get(f"{server.base_url}/models", headers={"Host": host})
+        assert r.status_code == 200, host
+    for host in (f"attacker.example:{port}", "127.0.0.1.attacker.example", "[2001:db8::1]:80"):
+        r = httpx.post(
+            f"{server.base_url}/chat/completions",
+            json={"messages": [{"role": "user", "content": "hi"}]},
+            headers={"Host": host},
+        )
+        assert r.status_code == 421, host
+        assert r.json()["error"]["message"] == (
+            f"Host {host!r} is not this server's: it listens on loopback and answers requests to localhost, "
+            "127.0.0.1 or [::1] only; to serve other names, start it with --host 0.0.0.0"
+        )
+
+
 def test_the_openai_client_reads_the_servers_answers_and_errors(server):
     """What a user of the OpenAI Python client sees: the model listed, answers, and OpenAI's exception
     classes with the server's one-line message."""

@@ -18,6 +18,7 @@ that process is gone, so a killed eval leaves no server behind.
 import argparse
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import re
@@ -75,9 +76,40 @@ class ChatRequest(BaseModel):
     tools: Any = None
 
 
-def create_app(engine, served_name: str, defaults: Sampling | None = None):
+def _loopback_name(host_header: str) -> bool:
+    """Whether a Host header names this machine's loopback: ``localhost``, ``127.x.x.x`` or ``[::1]``, any port."""
+    name = host_header.rpartition("]")[0].lstrip("[") if host_header.startswith("[") else host_header.partition(":")[0]
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class _LoopbackOnly:
+    """ASGI middleware: requests whose Host is not a loopback name get ``refuse(host)``. Plain ASGI, not
+    Starlette's BaseHTTPMiddleware, which turns a request cancelled by Ctrl-C into a 500."""
+
+    def __init__(self, app, refuse):
+        self.app, self.refuse = app, refuse
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            host = dict(scope["headers"]).get(b"host")
+            if host is not None and not _loopback_name(host.decode("latin-1")):
+                await self.refuse(host.decode("latin-1"))(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(engine, served_name: str, defaults: Sampling | None = None, loopback_only: bool = False):
     """The FastAPI app around a :class:`~.engine.BatchingEngine`; ``defaults`` fill the sampling
-    settings a request leaves out (the folder's generation_config.json, as vLLM does)."""
+    settings a request leaves out (the folder's generation_config.json, as vLLM does).
+
+    ``loopback_only`` (a server listening on loopback) answers only requests addressed to a loopback
+    name: a web page the user opens cannot reach it by pointing a name it controls at 127.0.0.1
+    (DNS rebinding), as the MCP SDK guards its local servers."""
     from fastapi import FastAPI
     from fastapi import Request as HTTPRequest
     from fastapi.responses import JSONResponse
@@ -92,6 +124,17 @@ def create_app(engine, served_name: str, defaults: Sampling | None = None):
     def error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None) -> JSONResponse:
         body = {"error": {"message": message, "type": kind, "param": param, "code": status}}
         return JSONResponse(body, status_code=status)
+
+    if loopback_only:
+
+        def refuse(host: str) -> JSONResponse:
+            return error(
+                421,
+                f"Host {host!r} is not this server's: it listens on loopback and answers requests to localhost, "
+                "127.0.0.1 or [::1] only; to serve other names, start it with --host 0.0.0.0",
+            )
+
+        app.add_middleware(_LoopbackOnly, refuse=refuse)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: HTTPRequest, e: HTTPException) -> JSONResponse:  # unknown path, wrong method
@@ -342,13 +385,14 @@ def serve(
     model, tok, weights = load_model(folder, dtype, base)
     prefixes = PrefixCache(max_tokens=prefix_cache_tokens) if prefix_cache_tokens > 0 else None
     engine = BatchingEngine(Decoder(model, tok, prefixes), max_batch=max_batch)
-    app = create_app(engine, name, sampling_defaults(weights))
     if sock is None and fd is not None:
         sock = socket.socket(fileno=fd)
     elif sock is None:
         from .servers import listening_socket
 
         sock = listening_socket(host, port)
+    loopback = ipaddress.ip_address(sock.getsockname()[0]).is_loopback
+    app = create_app(engine, name, sampling_defaults(weights), loopback_only=loopback)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=1)
     server = _Server(config)
     if on_ready is not None:
