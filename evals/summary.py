@@ -73,16 +73,22 @@ class Row:
     retried: bool
     limits: dict[str, int]  # ``audit``
     error: tuple[str, str] | None = None  # (type, message) of an episode that ended in an error
+    buyer_invalid: int = 0  # unusable answers of the buyer's model (an LLM buyer), over all attempts
+    buyer_fallbacks: int = 0  # buyer turns its model could not decide: the buyer repeated its last offer
 
 
 def row(ep: Episode) -> Row:
     """One episode as the summary counts it."""
     usage = [0, 0, 0.0, 0, 0, 0.0]
+    buyer_invalid = buyer_fallbacks = 0
     for t in ep.turns:
         at = 0 if t.party == "seller" else 3
         usage[at] += t.usage.prompt_tokens
         usage[at + 1] += t.usage.completion_tokens
         usage[at + 2] += t.usage.cost_usd
+        if t.party == "buyer":
+            buyer_invalid += len(t.invalid_attempts)
+            buyer_fallbacks += t.fallback
     return Row(
         ep.episode_id,
         scenario_of(ep),
@@ -95,6 +101,8 @@ def row(ep: Episode) -> Row:
         ep.labels.get("attempts", 1) > 1,
         audit(ep),
         (ep.error.type, ep.error.message) if ep.outcome.ended_by == "error" and ep.error is not None else None,
+        buyer_invalid,
+        buyer_fallbacks,
     )
 
 
@@ -218,6 +226,8 @@ def block(rows: Iterable[Row | Episode], *, seed: int = 0) -> dict:
         buyer_cost_usd=_r(bcost),
         cost_per_episode_usd=_r((scost + bcost) / n),
         retried=sum(r.retried for r in table),
+        buyer_invalid_actions=sum(r.buyer_invalid for r in table),
+        buyer_fallbacks=sum(r.buyer_fallbacks for r in table),
         limits={k: sum(r.limits[k] for r in table) for k in LIMIT_COUNTS},
     )
     return out

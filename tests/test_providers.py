@@ -274,3 +274,24 @@ def test_a_spec_parameter_that_would_take_over_the_call_is_refused_before_the_ru
         "a spec's parameters are sampling settings such as temperature, top_p or max_tokens"
     )
     assert not (tmp_path / "run" / "config.json").exists()
+
+
+def test_an_llm_buyer_that_cannot_decide_is_counted_and_said(tmp_path):
+    """A buyer's unusable answers and fallback turns were on the episodes only: the summary counted the
+    seller's, so a score against a buyer that mostly held by fallback read as a score against that model."""
+    with FakeOpenAIServer(lambda req: "I would rather not say.") as server:
+        host, port = server._server.server_address[:2]
+        r = eval_llm_buyer("openai/m", f"http://{host}:{port}/v1", tmp_path / "run", "--limit", "2")
+    assert r.returncode == 0, r.stderr[-2000:]
+    episodes = [Episode.model_validate_json(x) for x in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    buyer_turns = [t for e in episodes for t in e.turns if t.party == "buyer"]
+    invalid = sum(len(t.invalid_attempts) for t in buyer_turns)
+    fallbacks = sum(t.fallback for t in buyer_turns)
+    assert fallbacks == len(buyer_turns) > 0 and invalid >= fallbacks  # every answer was unusable
+    overall = json.loads((tmp_path / "run" / "summary.json").read_text())["overall"]
+    assert (overall["buyer_invalid_actions"], overall["buyer_fallbacks"]) == (invalid, fallbacks)
+    assert overall["invalid_actions"] == 0  # the seller's own column stays the seller's
+    assert (
+        f"the buyers' models gave {invalid} unusable answers; {fallbacks} buyer turns repeated the buyer's last "
+        "offer because its model could not decide" in " ".join(r.stdout.split())
+    )

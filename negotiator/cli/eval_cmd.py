@@ -620,6 +620,15 @@ def eval_command(
             f"`{escape(me)} eval --resume {escape(str(out_dir))}` plays them again",
             soft_wrap=True,
         )
+    overall = summary["overall"]
+    if overall.get("buyer_invalid_actions") or overall.get("buyer_fallbacks"):
+        console.print(
+            f"[yellow]the buyers' models gave {overall['buyer_invalid_actions']} unusable answers; "
+            f"{overall['buyer_fallbacks']} buyer turns repeated the buyer's last offer because its model could not "
+            'decide[/]: scores against those buyers partly measure that fallback (`"fallback": true` on those turns '
+            "in episodes.jsonl)",
+            soft_wrap=True,
+        )
     if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
         console.print(f"[bold red]every negotiation failed: {said}[/]")
         raise typer.Exit(EXIT_UNREACHABLE)
