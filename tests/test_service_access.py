@@ -214,10 +214,34 @@ def test_a_session_token_reads_and_moves_its_own_negotiation_only(client, tmp_pa
 
 def test_without_auth_every_call_is_allowed_and_tokens_are_still_issued(tmp_path):
     app = create_app(ServiceSettings(seller="scripted/boulware", store=str(tmp_path / "n.sqlite"), api_key=None))
-    with TestClient(app, raise_server_exceptions=False) as c:
+    with TestClient(app, raise_server_exceptions=False, base_url="http://localhost") as c:
         st = c.post("/v1/negotiations", json={"seed": 0}).json()
         assert st["token"].startswith(TOKEN_PREFIX)
         assert c.get(f"/v1/negotiations/{st['id']}").status_code == 200
+
+
+def test_without_auth_only_loopback_names_are_answered(service_process):
+    """DNS rebinding: a page in the developer's browser points a name of its own at 127.0.0.1. Without a
+    key it could open negotiations under limits of its choosing and take signed agreements home."""
+    svc = service_process(key=None)
+    port = svc.port
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"):
+        r = httpx.post(f"{svc.base_url}/v1/negotiations", json={"seed": 0}, headers={"Host": host})
+        assert r.status_code == 201, host
+    for host in (f"attacker.example:{port}", f"127.0.0.1.nip.io:{port}", f"evil@127.0.0.1:{port}"):
+        for path, body in (("/v1/negotiations", {"seed": 0}), ("/a2a", {"jsonrpc": "2.0", "id": 1})):
+            r = httpx.post(f"{svc.base_url}{path}", json=body, headers={"Host": host})
+            assert r.status_code == 421 and r.json()["error"] == "misdirected_host", (host, path)
+            assert r.json()["message"] == (
+                f"Host {host!r} is not this service's: without an API key (--no-auth) it answers requests "
+                "addressed to localhost, 127.0.0.1 or [::1] only; set NEGOTIATOR_API_KEY to serve other names"
+            )
+    assert httpx.get(f"{svc.base_url}/healthz", headers={"Host": "attacker.example"}).status_code == 200
+    keyed = service_process(store=str(svc.workdir / "keyed.sqlite"))  # with a key, the credential protects it
+    r = httpx.post(
+        f"{keyed.base_url}/v1/negotiations", json={"seed": 0}, headers={**keyed.headers, "Host": "shop.example"}
+    )
+    assert r.status_code == 201
 
 
 async def test_sessions_verify_their_own_tokens(scenario):

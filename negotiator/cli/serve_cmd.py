@@ -217,7 +217,8 @@ def serve_command(
         raise UsageError(f"--max-connections must be at least 1, got {max_connections}")
     if key is None:
         err_console.print(
-            "[bold yellow]warning:[/] --no-auth: anyone who can reach this port can negotiate. Local development only."
+            "[bold yellow]warning:[/] --no-auth: any program on this machine can negotiate (requests to other host names "
+            "than localhost are refused). Local development only."
         )
     listings = Catalogue.load(catalogue) if catalogue is not None else None
     if public_url is not None and not public_url.startswith(("http://", "https://")):

@@ -1,6 +1,6 @@
 """Model routing: LiteLLM for real models, scripted doubles for tests, the local server."""
 
-from .base import ChatModel, ModelRequest, ModelResponse, ToolCall, block_remote_requests, is_loopback
+from .base import ChatModel, ModelRequest, ModelResponse, ToolCall, block_remote_requests, is_loopback, is_loopback_host
 from .families import model_family
 from .litellm_model import LiteLLMModel
 from .scripted import ScriptedModel, ScriptExhausted, named_scripted_model
@@ -13,6 +13,7 @@ __all__ = [
     "ToolCall",
     "block_remote_requests",
     "is_loopback",
+    "is_loopback_host",
     "model_family",
     "LiteLLMModel",
     "ScriptedModel",

@@ -107,6 +107,13 @@ def is_loopback(url: str | None) -> bool:
         return False
 
 
+def is_loopback_host(host_header: str) -> bool:
+    """Whether an HTTP Host header names this machine's loopback (``localhost:8000``, ``127.0.0.1``,
+    ``[::1]:8000``): what a server on loopback checks so that a web page cannot reach it by pointing
+    a name of its own at 127.0.0.1 (DNS rebinding)."""
+    return not any(c in host_header for c in "@/\\") and is_loopback(host_header)
+
+
 def check_base_url(base_url: str, spec: str) -> None:
     """A UsageError unless ``base_url`` is an http(s) address with a host (and a port that is a number):
     anything else fails every call of a batch later, each after its retries (``127.0.0.1:8000/v1`` reached

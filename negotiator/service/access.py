@@ -41,6 +41,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import StoreUnavailable
+from ..models import is_loopback_host
 from ..sessions import TOKEN_PREFIX, token_session
 from .faults import RETRY_AFTER
 from .models import ErrorBody
@@ -178,7 +179,15 @@ class AccessGuard:
         return found
 
     async def _authorise(self, scope: Scope, header: str | None) -> Access | _Refusal:
-        if self.api_key is None:  # --no-auth: local development
+        if self.api_key is None:  # --no-auth: local development, on this machine only
+            host = Headers(scope=scope).get("host")
+            if host is not None and not is_loopback_host(host):  # a web page through DNS rebinding
+                return _Refusal(
+                    421,
+                    "misdirected_host",
+                    f"Host {host!r} is not this service's: without an API key (--no-auth) it answers requests "
+                    "addressed to localhost, 127.0.0.1 or [::1] only; set NEGOTIATOR_API_KEY to serve other names",
+                )
             return Access(business=True)
         scheme, _, credential = (header or "").partition(" ")
         credential = credential.strip()

@@ -77,6 +77,7 @@ ErrorCode = Literal[
     "unauthorized",
     "forbidden",
     "credentials_in_url",
+    "misdirected_host",
     "not_found",
     "conflict",
     "invalid_request",

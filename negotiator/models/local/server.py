@@ -33,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from ..base import is_loopback_host
 from .decoding import JSON_OBJECT, Request, Sampling, sampling_defaults
 
 DEFAULT_MAX_TOKENS = 256
@@ -76,17 +77,6 @@ class ChatRequest(BaseModel):
     tools: Any = None
 
 
-def _loopback_name(host_header: str) -> bool:
-    """Whether a Host header names this machine's loopback: ``localhost``, ``127.x.x.x`` or ``[::1]``, any port."""
-    name = host_header.rpartition("]")[0].lstrip("[") if host_header.startswith("[") else host_header.partition(":")[0]
-    if name.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
 class _LoopbackOnly:
     """ASGI middleware: requests whose Host is not a loopback name get ``refuse(host)``. Plain ASGI, not
     Starlette's BaseHTTPMiddleware, which turns a request cancelled by Ctrl-C into a 500."""
@@ -97,7 +87,7 @@ class _LoopbackOnly:
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             host = dict(scope["headers"]).get(b"host")
-            if host is not None and not _loopback_name(host.decode("latin-1")):
+            if host is not None and not is_loopback_host(host.decode("latin-1")):
                 await self.refuse(host.decode("latin-1"))(scope, receive, send)
                 return
         await self.app(scope, receive, send)
