@@ -214,3 +214,53 @@ def test_help_names_every_argument_of_the_seller():
     names = [n for n in inspect.signature(SellerAgent.__init__).parameters if n != "self"]
     args = SellerAgent.__doc__.split("Args:")[1]
     assert [n for n in names if f"\n        {n}: " not in args] == []
+
+
+async def test_the_seller_in_an_apps_own_graph_is_one_step_of_it(scenario, tmp_path, caplog):
+    # A LangGraph app calls the seller from a node of its own checkpointed graph and interrupts for a
+    # person to approve a deal. Before, the seller's turn ran as a subgraph: its internals (the seller's
+    # private view with its floor, the raw model output) were checkpointed into the app's store, six
+    # checkpoints a turn, and read back on resume ("Deserializing unregistered type ... will be blocked").
+    from typing import TypedDict
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command, interrupt
+
+    agent = SellerAgent("scripted/accept", strategy=None, mode="json", limits={"minimum": {"price": 900}})
+    listing = scenario.listing()
+
+    class Deal(TypedDict, total=False):
+        transcript: list
+        approved: bool
+
+    async def seller(state: Deal) -> Deal:
+        turn = await agent.respond(listing, state["transcript"])
+        return {"transcript": [*state["transcript"], {"party": "seller", "action": turn.action.model_dump()}]}
+
+    def approve(state: Deal) -> Deal:
+        move = state["transcript"][-1]["action"]
+        return {"approved": move["action"] == "accept" and interrupt({"deal": state["transcript"][-2]["action"]})}
+
+    g = StateGraph(Deal)
+    g.add_node("seller", seller)
+    g.add_node("approve", approve)
+    g.add_edge(START, "seller")
+    g.add_edge("seller", "approve")
+    g.add_edge("approve", END)
+    terms = scenario.buyer.ideal(scenario.space)
+    async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "app.sqlite")) as saver:
+        app = g.compile(checkpointer=saver)
+        for thread, price in (("above", 950), ("below", 850)):
+            offer = {"party": "buyer", "action": {"action": "make_offer", "terms": {**terms, "price": price}}}
+            out = await app.ainvoke({"transcript": [offer]}, {"configurable": {"thread_id": thread}})
+            if price >= 900:  # the seller accepts: the graph waits for a person
+                assert out["__interrupt__"][0].value == {"deal": offer["action"]}
+                out = await app.ainvoke(Command(resume=True), {"configurable": {"thread_id": thread}})
+                assert out["approved"] is True and out["transcript"][-1]["action"]["action"] == "accept"
+            else:  # an accept below the floor: the guard made it a counter-offer, nothing to approve
+                assert out["approved"] is False and out["transcript"][-1]["action"]["terms"]["price"] >= 900
+        cur = await saver.conn.execute("SELECT DISTINCT checkpoint_ns FROM checkpoints")
+        assert await cur.fetchall() == [("",)]  # the app's own graph only, none of the seller's turn
+    assert len(agent.model.requests) == 2  # one model call a turn: resuming did not ask the seller again
+    assert "unregistered type" not in caplog.text

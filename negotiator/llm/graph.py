@@ -9,7 +9,8 @@
                                         +--retries spent--> guard (fallback action)
 
 One compiled graph per process; each turn is one ``ainvoke`` with the agent's
-``TurnConfig`` passed in the run config, so agents are cheap to create. Provider failures are retried
+``TurnConfig`` passed in the run config, so agents are cheap to create. It never checkpoints,
+not even inside a node of a checkpointed graph. Provider failures are retried
 with backoff inside ``call_model``; when they persist the ``ProviderError`` propagates and
 the runtime records it on the episode.
 """
@@ -188,7 +189,10 @@ def build_turn_graph():
     g.add_edge("call_model", "parse")
     g.add_conditional_edges("parse", after_parse, {"guard": "guard", "call_model": "call_model"})
     g.add_edge("guard", END)
-    return g.compile()
+    # One turn is one step of whatever runs it: called from a node of an app's own graph, it must not
+    # inherit that graph's checkpointer as a subgraph would (checkpoints of its internals, the seller's
+    # private view among them, in the app's store, read back on every resume).
+    return g.compile(checkpointer=False)
 
 
 _GRAPH = None
