@@ -286,6 +286,23 @@ def test_sessions_need_a_store():
         Sessions("scripted/boulware")
 
 
+def test_a_store_path_or_a_sync_saver_is_named_before_anything_runs(tmp_path):
+    # Before: Sessions(seller, "negotiations.sqlite") raised LangGraph's TypeError ("Invalid checkpointer
+    # provided"), and a sync SqliteSaver was taken, then its first open() raised NotImplementedError.
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    with pytest.raises(
+        UsageError, match=r"needs a LangGraph checkpointer, not a value of type str; use `async with Sessions\.connect"
+    ):
+        Sessions("scripted/boulware", str(tmp_path / "negotiations.sqlite"))
+    saver = SqliteSaver(sqlite3.connect(tmp_path / "sync.sqlite", check_same_thread=False))
+    with pytest.raises(UsageError, match="Sessions runs async, and the checkpointer SqliteSaver has no async methods"):
+        Sessions("scripted/boulware", saver)
+    assert list(tmp_path.iterdir()) == [tmp_path / "sync.sqlite"]  # nothing else created, nothing stored
+
+
 async def test_a_wrong_seller_or_store_is_named_before_anything_runs(tmp_path, monkeypatch):
     # Before: Sessions(None, saver) failed at the first move with AttributeError 'NoneType' object has no
     # attribute 'act'; connect(seller, None) created a SQLite file named "None" in the current folder.

@@ -156,6 +156,25 @@ async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
         yield saver
 
 
+def _check_async_saver(checkpointer: object) -> None:
+    """A UsageError, before anything runs, for what Sessions cannot store in: not a LangGraph
+    checkpointer (a store path, for which ``connect`` is the way), or one without async methods."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    use = (
+        "use `async with Sessions.connect(seller, 'negotiations.sqlite')` (or a postgresql:// URL), or pass an "
+        "async LangGraph checkpointer (InMemorySaver(), AsyncSqliteSaver, AsyncPostgresSaver)"
+    )
+    kind = type(checkpointer).__name__
+    if not isinstance(checkpointer, BaseCheckpointSaver):  # the value itself is not shown: a URL may hold a password
+        raise UsageError(
+            f"Sessions(seller, checkpointer) needs a LangGraph checkpointer, not a value of type {kind}; {use}"
+        )
+    if isinstance(checkpointer, SqliteSaver) or type(checkpointer).aget_tuple is BaseCheckpointSaver.aget_tuple:
+        raise UsageError(f"Sessions runs async, and the checkpointer {kind} has no async methods; {use}")
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -176,6 +195,7 @@ class Sessions:
                 "Sessions needs a LangGraph checkpointer; use `async with Sessions.connect(seller, 'negotiations.sqlite')` "
                 "or pass checkpointer=... (for example langgraph's InMemorySaver() in tests)"
             )
+        _check_async_saver(checkpointer)
         if not isinstance(seller, str) and not callable(getattr(seller, "act", None)):
             raise UsageError(
                 f"Sessions(seller=...) takes a SellerAgent, a seller party (an object with act(view)) or a spec "
