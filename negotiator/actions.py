@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from .domain.issues import DiscreteIssue, NumericIssue, Offer, OutcomeSpace, Value
 from .domain.protocol import ProtocolState
 from .domain.scenario import Listing, Role
-from .errors import ActionParseError, InvalidOffer, ProtocolError
+from .errors import ActionParseError, InvalidOffer, ProtocolError, UsageError
 
 MESSAGE_MAX_CHARS = 240  # a chat line; under constrained decoding a short cap keeps generation fast
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # dropped from messages (tabs and newlines stay)
@@ -103,13 +103,25 @@ _DESCRIPTIONS = {
 }
 
 
+def _actions(allowed: Iterable[str]) -> tuple[str, ...]:
+    """``allowed`` as action names, or a UsageError naming what is not one."""
+    if isinstance(allowed, (str, bytes)) or not isinstance(allowed, Iterable):
+        raise UsageError(f"allowed must be a tuple of action names ({', '.join(ACTIONS)}), not {allowed!r}")
+    names = tuple(allowed)
+    unknown = [a for a in names if a not in ACTIONS]
+    if unknown or not names:
+        said = f"{unknown[0]!r} is not an action" if unknown else "it names no action"
+        raise UsageError(f"allowed: {said}; give one or more of {', '.join(ACTIONS)}")
+    return names
+
+
 def tool_definitions(
     space: OutcomeSpace | None = None, allowed: tuple[str, ...] = tuple(ACTIONS)
 ) -> list[dict[str, Any]]:
     """OpenAI-format tool definitions (what LiteLLM forwards to any provider)."""
     msg = {"type": "string", "description": "what you say to the other side"}
     tools = []
-    for name in allowed:
+    for name in _actions(allowed):
         props: dict[str, Any] = {"message": msg}
         required = ["message"]
         if name == "make_offer":
@@ -141,7 +153,7 @@ def action_json_schema(space: OutcomeSpace | None = None, allowed: tuple[str, ..
     """
     msg = {"type": "string", "maxLength": MESSAGE_MAX_CHARS}
     variants = []
-    for name in allowed:
+    for name in _actions(allowed):
         props: dict[str, Any] = {"action": {"const": name}, "message": msg}
         required = ["action", "message"]
         if name == "make_offer":

@@ -95,6 +95,28 @@ def test_bad_tool_calls():
         parse_tool_call("make_offer", "{terms:", S.space)
 
 
+def test_the_schemas_name_a_wrong_allowed_action():
+    # Before: tool_definitions(space, ("offer",)) raised KeyError: 'offer'; action_json_schema(space, ())
+    # returned {"anyOf": []}, a schema no answer meets, and ("nope",) or "accept" (a string: one schema per
+    # letter, {"const": "a"} ...) returned schemas for actions that do not exist.
+    from negotiator.errors import UsageError
+
+    for schema in (tool_definitions, action_json_schema):
+        with pytest.raises(
+            UsageError, match="'offer' is not an action; give one or more of make_offer, accept, walk_away"
+        ):
+            schema(S.space, ("offer",))
+        with pytest.raises(UsageError, match="it names no action"):
+            schema(S.space, ())
+        with pytest.raises(UsageError, match="allowed must be a tuple of action names .*, not 'accept'"):
+            schema(S.space, "accept")
+    assert [t["function"]["name"] for t in tool_definitions(S.space, ["accept", "walk_away"])] == [
+        "accept",
+        "walk_away",
+    ]
+    assert action_json_schema(S.space, ("walk_away",))["properties"]["action"] == {"const": "walk_away"}
+
+
 def test_json_schema_accepts_exactly_the_canonical_actions():
     jsonschema = pytest.importorskip("jsonschema")
     schema = action_json_schema(S.space)
