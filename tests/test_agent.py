@@ -117,6 +117,60 @@ def test_sync_wrapper_and_transcript_checks(scenario, seller_first):
         agent.respond_sync(scenario, bad)
 
 
+def test_sync_calls_from_threads_share_one_loop_and_keep_their_own_limits():
+    # A threaded web server calls respond_sync from many threads at once. Before, each call ran on an
+    # event loop of its own (asyncio.run), so a model client bound to the loop it first ran on (LiteLLM's
+    # logging worker) met other loops: "Queue ... is bound to a different event loop", "Task was destroyed
+    # but it is pending!" on stderr. Now every call runs on one loop, in the caller's context.
+    import contextvars
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from negotiator.domain import generate
+
+    caller = contextvars.ContextVar("caller", default=None)
+    seen: list[tuple[int, object]] = []  # (the loop a turn ran on, the caller that asked)
+
+    def answer(request):
+        seen.append((id(asyncio.get_running_loop()), caller.get()))
+        return offer_json(dict(request.view.transcript[-1].action.terms))  # echoes the buyer
+
+    agent = SellerAgent(ScriptedModel(answer), strategy=None, mode="json", limits={"minimum": {"price": 700}})
+    scenario = generate(0)
+
+    def ask(i: int):
+        caller.set(i)
+        floor = 800 + 10 * i  # each caller's own limit for its negotiation, on top of the agent's
+        listing = scenario.listing().model_copy(update={"seller_limits": HardLimits(minimum={"price": floor})})
+        offer = {**scenario.seller.ideal(scenario.space), "price": floor}
+        turn = agent.respond_sync(listing, [{"party": "buyer", "action": {"action": "make_offer", "terms": offer}}])
+        return floor, turn.action.terms["price"], threading.get_ident()
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(ask, range(16)))
+    assert len({thread for _, _, thread in results}) > 1  # the calls came from several threads
+    assert len({loop for loop, _ in seen}) == 1 and sorted(c for _, c in seen) == list(range(16))
+    # The model echoed each buyer's offer at that negotiation's own floor: inside its limits, not another's.
+    assert [price for _, price, _ in results] == [floor for floor, _, _ in results] == [800 + 10 * i for i in range(16)]
+
+
+def test_sync_calls_work_in_a_forked_child(seller_first):
+    # A pre-forking server (gunicorn --preload) forks after the parent has called respond_sync: the child
+    # has the shared loop's state but not its thread, so it starts a loop of its own instead of waiting.
+    import multiprocessing
+
+    agent = SellerAgent("scripted/boulware", mode="json")
+    terms = agent.respond_sync(seller_first).action.terms  # the parent's loop thread runs from here
+    ctx = multiprocessing.get_context("fork")
+    answers = ctx.Queue()
+    child = ctx.Process(target=lambda: answers.put(agent.respond_sync(seller_first).action.terms))
+    child.start()
+    child.join(120)  # a guard against a hang, not a timing: a child that waited forever is killed and fails
+    if child.is_alive():
+        child.kill()
+    assert child.exitcode == 0 and answers.get(timeout=5) == terms
+
+
 async def test_sync_wrapper_refuses_a_running_loop(seller_first):
     agent = SellerAgent(ScriptedModel([]), mode="json")
     with pytest.raises(UsageError, match="await respond"):

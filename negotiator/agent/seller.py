@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import threading
 from collections.abc import Callable, Sequence
 from types import EllipsisType
 from typing import TYPE_CHECKING
@@ -284,7 +286,8 @@ class SellerAgent(LLMParty):
         return await self._turn(self.view(scenario, transcript))  # view() merged the limits already
 
     def respond_sync(self, scenario: Listing | dict, transcript: Sequence[PublicMove | dict] = ()) -> TurnRecord:
-        """``respond`` for synchronous code (not from inside a running event loop)."""
+        """``respond`` for synchronous code (not from inside a running event loop), from any thread:
+        every call runs on one event loop the process keeps in a thread of its own."""
         try:
             asyncio.get_running_loop()
             in_loop = True
@@ -292,7 +295,38 @@ class SellerAgent(LLMParty):
             in_loop = False
         if in_loop:
             raise UsageError("respond_sync was called inside a running event loop; await respond(...) instead")
-        return asyncio.run(self.respond(scenario, transcript))
+        # On the process's one loop for synchronous callers, not a new loop a call: a model client (LiteLLM's
+        # logging worker among them) binds to the loop it first runs on, and threads calling at once each
+        # with a loop of their own left its tasks on the wrong loop ("bound to a different event loop").
+        future = asyncio.run_coroutine_threadsafe(self.respond(scenario, transcript), _sync_loop())
+        try:
+            return future.result()
+        except BaseException:  # Ctrl-C, or the caller's own timeout: the turn stops too
+            future.cancel()
+            raise
+
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _sync_loop() -> asyncio.AbstractEventLoop:
+    """The event loop ``respond_sync`` runs turns on, in a daemon thread of its own, started on first use
+    (again in a forked child, which has the loop's state but not its thread)."""
+    global _loop
+    with _loop_lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="negotiator-respond-sync", daemon=True).start()
+        return _loop
+
+
+def _forget_loop() -> None:
+    global _loop, _loop_lock
+    _loop, _loop_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_loop)
 
 
 def _listing(scenario: object) -> Listing:
