@@ -318,3 +318,30 @@ async def test_the_seller_in_an_apps_own_graph_is_one_step_of_it(scenario, tmp_p
         assert await cur.fetchall() == [("",)]  # the app's own graph only, none of the seller's turn
     assert len(agent.model.requests) == 2  # one model call a turn: resuming did not ask the seller again
     assert "unregistered type" not in caplog.text
+
+
+async def test_a_callers_recursion_limit_does_not_cut_the_sellers_retries(seller_first):
+    # An app's graph sets a small recursion_limit for its own steps; the seller's turn, run from one of its
+    # nodes, inherited it. Before, a turn whose model needed a retry raised GraphRecursionError ("Recursion
+    # limit of 2 reached") in the app instead of retrying, or falling back once the retries were spent.
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+
+    class Turn(TypedDict, total=False):
+        invalid: int
+        fallback: bool
+
+    for spec, retries, invalid, fallback in (("scripted/malformed", 2, 1, False), ("scripted/garbage", 6, 7, True)):
+        agent = SellerAgent(spec, strategy=None, mode="json", max_retries=retries)
+
+        async def seller(state: Turn, agent=agent) -> Turn:
+            turn = await agent.respond(seller_first)
+            return {"invalid": len(turn.invalid_attempts), "fallback": turn.fallback}
+
+        g = StateGraph(Turn)
+        g.add_node("seller", seller)
+        g.add_edge(START, "seller")
+        g.add_edge("seller", END)
+        out = await g.compile().ainvoke({}, {"recursion_limit": 2})  # the least a one-node graph runs with
+        assert out == {"invalid": invalid, "fallback": fallback}

@@ -98,7 +98,9 @@ class LLMParty:
         )
         self.strategy = strategy
         self._graph = turn_graph()
-        self._run_config = {"configurable": {"turn": self.config}}
+        # The turn's own step budget (render, a model call and a parse per answer, guard, and LangGraph's one
+        # more), so that a caller's graph running the turn from one of its nodes does not lend it its own.
+        self._run_config = {"configurable": {"turn": self.config}, "recursion_limit": 2 * (max_retries + 1) + 3}
         self.prompt_hash = prompt_hash(instructions, resolved, strategy)
 
     async def act(self, view: PartyView) -> TurnRecord:
