@@ -248,6 +248,16 @@ def test_respond_names_a_wrong_listing_or_transcript(scenario):
     for bad in (None, "make_offer 700", buyer):
         with pytest.raises(UsageError, match=r"transcript must be a list of moves .* not (NoneType|str|dict)"):
             agent.respond_sync(listing, bad)
+    # A LangGraph app's chat messages, or a move without its party: before, "Field required", naming neither
+    # the field nor what a move is.
+    from langchain_core.messages import HumanMessage
+
+    for bad, words in (
+        (HumanMessage("would you take 700?"), "Input should be a valid dictionary or instance of PublicMove"),
+        ({"role": "user", "content": "700?"}, r"party: Field required \(and 1 more\)"),
+    ):
+        with pytest.raises(UsageError, match=rf"transcript move 1 is not a move: {words}; a move is a PublicMove or "):
+            agent.respond_sync(listing, [bad])
 
 
 def test_an_agent_says_what_it_is_and_how_to_get_one_into_a_worker():

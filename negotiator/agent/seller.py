@@ -259,7 +259,10 @@ class SellerAgent(LLMParty):
             try:
                 m = raw if isinstance(raw, PublicMove) else PublicMove.model_validate(raw)
             except ValidationError as e:
-                raise UsageError(f"transcript move {i} is not a move: {e.errors()[0]['msg']}") from None
+                raise UsageError(
+                    f"transcript move {i} is not a move: {first_error(e)}; a move is a PublicMove or "
+                    "{'party': 'buyer' or 'seller', 'action': {'action': 'make_offer', 'terms': {...}, 'message': '...'}}"
+                ) from None
             try:  # the one turn step (actions.play): the app's transcript is checked like any move
                 action = play(state, scenario.space, m.party, m.action)
             except ProtocolError as e:
