@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from typing import Any
 
 TABLE = "negotiator_turns"
@@ -28,7 +29,8 @@ TABLE = "negotiator_turns"
 class Ledger:
     """In-process ledger, for checkpointers that are not SQLite or PostgreSQL (tests' InMemorySaver).
 
-    Exactly once within one process only: several processes need a SQLite file or PostgreSQL.
+    One per saver (``ledger_for``), so exactly once for every ``Sessions`` on that saver in this process;
+    several processes need a SQLite file or PostgreSQL.
     """
 
     def __init__(self) -> None:
@@ -124,14 +126,21 @@ class PostgresLedger(Ledger):
         return [(int(r["turn"]), json.loads(r["change"])) for r in found]
 
 
+_IN_PROCESS: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()
+
+
 def ledger_for(saver: Any) -> Ledger:
-    """The ledger that lives in the same database as ``saver``'s checkpoints."""
+    """The ledger that lives in the same database as ``saver``'s checkpoints; for any other saver, the
+    one in-process ledger of that saver, so every ``Sessions`` on it meets in the same ledger."""
     kind = type(saver).__name__
     if kind == "AsyncSqliteSaver" and hasattr(saver, "conn") and hasattr(saver, "lock"):
         return SqliteLedger(saver)
     if kind == "AsyncPostgresSaver" and hasattr(saver, "_cursor"):
         return PostgresLedger(saver)
-    return Ledger()
+    ledger = _IN_PROCESS.get(saver)
+    if ledger is None:
+        ledger = _IN_PROCESS[saver] = Ledger()
+    return ledger
 
 
 def overlay(values: dict[str, Any], rows: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
