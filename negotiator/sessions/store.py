@@ -16,8 +16,8 @@ session id. Each exchange (the buyer's move and the seller's reply) is one check
 written only once the seller has answered: a provider failure or a crash mid-turn leaves
 the session as it was, and the buyer can send the same move again.
 
-The seller's turn runs outside the graph on purpose: LangGraph would treat the seller's
-own turn graph as a subgraph and checkpoint its internals too.
+The seller's turn runs outside the graph, before the commit: the checkpoint is written once
+the seller has answered, and the turn graph itself never checkpoints (``llm.graph``).
 
 Concurrency: a move is stored only if the negotiation is still at the turn it was computed
 for, by one conditional insert keyed by (negotiation, turn) in the store's own database
