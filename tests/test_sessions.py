@@ -324,6 +324,15 @@ def test_a_store_path_or_a_sync_saver_is_named_before_anything_runs(tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "sync.sqlite"]  # nothing else created, nothing stored
 
 
+async def test_connect_names_a_checkpointer_given_as_its_store():
+    # Before: "store must be a SQLite file path ..., not <langgraph.checkpoint.memory.InMemorySaver object at 0x...>"
+    with pytest.raises(
+        UsageError, match=r"a checkpointer you opened \(InMemorySaver\) goes to Sessions\(seller, checkpointer\)"
+    ):
+        async with Sessions.connect("scripted/boulware", InMemorySaver()):
+            pass
+
+
 async def test_a_wrong_seller_or_store_is_named_before_anything_runs(tmp_path, monkeypatch):
     # Before: Sessions(None, saver) failed at the first move with AttributeError 'NoneType' object has no
     # attribute 'act'; connect(seller, None) created a SQLite file named "None" in the current folder.

@@ -122,6 +122,11 @@ def _session_graph(checkpointer):
 @asynccontextmanager
 async def open_checkpointer(store: str | Path) -> AsyncIterator[Any]:
     """A LangGraph checkpointer for ``store``: a SQLite file path or a ``postgresql://`` URL."""
+    if hasattr(store, "aget_tuple"):  # a LangGraph checkpointer already open
+        raise UsageError(
+            f"Sessions.connect opens a store from a SQLite file path or a postgresql:// URL; a checkpointer "
+            f"you opened ({type(store).__name__}) goes to Sessions(seller, checkpointer)"
+        )
     if not isinstance(store, (str, Path)) or not str(store).strip():
         raise UsageError(
             f"store must be a SQLite file path (negotiations.sqlite) or a postgresql:// URL, not {store!r}"
