@@ -259,7 +259,9 @@ class Sessions:
         The answer carries the session's token (``.token``), which is not shown again: hand
         it to the shopper's page; :meth:`verify_token` checks it on later requests.
         ``session_id`` (32 hex digits, unused) lets a protocol face give the negotiation the
-        id its own protocol already chose (an A2A task id); by default a fresh one.
+        id its own protocol already chose (an A2A task id); by default a fresh one. An id in use is a
+        ``MoveConflict``, also for the second of two opens racing in one process (not yet across processes
+        on one store: of two replicas opening the same id at once, the later checkpoint stands).
         """
         self._usable()
         scenario, limits = _checked(scenario, limits)
@@ -269,35 +271,38 @@ class Sessions:
                 scenario.check_limits(own if limits is None else limits.merged(own))
             except ValueError as e:
                 raise UsageError(f"the seller's limits do not fit listing {scenario.id!r}: {e}") from None
-        if session_id is not None:
-            if not isinstance(session_id, str) or not _SESSION_ID.match(session_id):
-                raise UsageError(f"session_id must be 32 lower-case hex digits, not {session_id!r}")
-            if await self._exists(session_id):
-                raise MoveConflict(f"a negotiation with id {session_id} already exists")
-        sid, now = session_id or uuid4().hex, _now()
-        token = f"{TOKEN_PREFIX}{sid}_{secrets.token_urlsafe(32)}"
-        with self.tracer.start_as_current_span("negotiation.session") as span:
-            span.set_attribute("negotiator.session.id", sid)
-            span.set_attribute("negotiator.session.operation", "open")
-            span.set_attribute("negotiator.scenario_id", scenario.id)
-            moves: list[PublicMove] = []
-            seller_turns: list[TurnRecord] = []
-            state = replay(scenario, moves)
-            if state.to_move == "seller":
-                seller_turns.append(await self._seller_turn(scenario, limits, moves, state, sid))
-            await self._commit(
-                sid,
-                {
-                    "scenario": scenario.model_dump(mode="json"),
-                    "limits": limits.model_dump(mode="json") if limits else None,
-                    "moves": [m.model_dump(mode="json") for m in moves],
-                    "seller_turns": [t.model_dump(mode="json") for t in seller_turns],
-                    "token_sha256": _digest(token),
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
-        self._scenarios[sid] = scenario
+        if session_id is not None and (not isinstance(session_id, str) or not _SESSION_ID.match(session_id)):
+            raise UsageError(f"session_id must be 32 lower-case hex digits, not {session_id!r}")
+        sid = session_id or uuid4().hex
+        # An id the caller chose may come twice at once (a protocol face's task id): under the session's lock
+        # the second finds the first instead of overwriting it (its token, the seller's opening move).
+        async with self._locks.setdefault(sid, asyncio.Lock()):
+            if session_id is not None and await self._exists(sid):
+                raise MoveConflict(f"a negotiation with id {sid} already exists")
+            now = _now()
+            token = f"{TOKEN_PREFIX}{sid}_{secrets.token_urlsafe(32)}"
+            with self.tracer.start_as_current_span("negotiation.session") as span:
+                span.set_attribute("negotiator.session.id", sid)
+                span.set_attribute("negotiator.session.operation", "open")
+                span.set_attribute("negotiator.scenario_id", scenario.id)
+                moves: list[PublicMove] = []
+                seller_turns: list[TurnRecord] = []
+                state = replay(scenario, moves)
+                if state.to_move == "seller":
+                    seller_turns.append(await self._seller_turn(scenario, limits, moves, state, sid))
+                await self._commit(
+                    sid,
+                    {
+                        "scenario": scenario.model_dump(mode="json"),
+                        "limits": limits.model_dump(mode="json") if limits else None,
+                        "moves": [m.model_dump(mode="json") for m in moves],
+                        "seller_turns": [t.model_dump(mode="json") for t in seller_turns],
+                        "token_sha256": _digest(token),
+                        "created_at": now,
+                        "updated_at": now,
+                    },
+                )
+            self._scenarios[sid] = scenario
         opened = public_state(sid, scenario, moves, now, now, token=token)
         assert isinstance(opened, OpenedSession)  # a token makes it one
         return opened
