@@ -429,3 +429,15 @@ def test_the_eval_image_copies_what_exists_and_installs_extras_that_exist():
     # the manifests run that image with `negotiator` subcommands, or a shell for the report's glob
     docs = _eval_docs()
     assert docs["Job/negotiator-eval"]["spec"]["template"]["spec"]["containers"][0]["args"][0] == "eval"
+
+
+def test_the_eval_image_copies_every_file_the_build_reads():
+    """pyproject.toml names a readme and license files; setuptools reads them while pip installs the image's
+    checkout. Without LICENSE the wheel lost its license text and setuptools warned that from 2027-02-18 such a
+    build fails: `docker build` of this image would have stopped with the next setuptools."""
+    dockerfile = pytest.importorskip("dockerfile")
+    import tomllib
+
+    project = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["project"]
+    copied = {src for c in dockerfile.parse_file(str(EVAL / "Dockerfile")) if c.cmd == "COPY" for src in c.value[:-1]}
+    assert {project["readme"], *project["license-files"]} <= copied
