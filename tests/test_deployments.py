@@ -47,6 +47,27 @@ def test_the_compose_file_is_valid_for_docker_compose():
     assert r.returncode != 0 and "HF_TOKEN" in r.stderr
 
 
+def test_vllm_alone_starts_without_the_proxys_key_and_the_proxy_refuses_to_start_without_it(tmp_path):
+    """Compose reads the variables of every service, a profile's that is off too: `up` of vLLM alone, as the
+    README says, stopped on `set LITELLM_MASTER_KEY for the proxy`. The proxy's own shell says it now."""
+    r = _compose("config", "-q", env={"HF_TOKEN": "hf_x"})  # no LITELLM_MASTER_KEY, no proxy profile
+    assert r.returncode == 0, r.stderr
+    r = _compose("--profile", "proxy", "config", env={"HF_TOKEN": "hf_x"})
+    assert r.returncode == 0, r.stderr
+    proxy = yaml.safe_load(r.stdout)["services"]["litellm"]
+    # What the container runs, as docker does: the entrypoint, then the command; `$$` is a literal `$`.
+    argv = [a.replace("$$", "$") for a in [*proxy["entrypoint"], *proxy["command"]]]
+    (tmp_path / "litellm").write_text('#!/bin/sh\necho "litellm $*"\n')  # stands in for the image's litellm
+    (tmp_path / "litellm").chmod(0o755)
+    path = f"{tmp_path}:/usr/bin:/bin"
+    r = subprocess.run(argv, capture_output=True, text=True, env={**proxy["environment"], "PATH": path}, timeout=60)
+    assert proxy["environment"]["LITELLM_MASTER_KEY"] == "" and r.returncode != 0
+    assert "set LITELLM_MASTER_KEY for the proxy" in r.stderr and r.stdout == ""
+    env = {**proxy["environment"], "LITELLM_MASTER_KEY": "sk-x", "PATH": path}
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0 and r.stdout == "litellm --config /app/config.yaml --port 4000\n", r.stderr
+
+
 def test_docker_compose_rejects_a_typo(tmp_path):
     exe = shutil.which("docker-compose")
     if exe is None:
