@@ -462,3 +462,45 @@ def test_the_eval_image_copies_every_file_the_build_reads():
     project = tomllib.loads((ROOT.parent / "pyproject.toml").read_text())["project"]
     copied = {src for c in dockerfile.parse_file(str(EVAL / "Dockerfile")) if c.cmd == "COPY" for src in c.value[:-1]}
     assert {project["readme"], *project["license-files"]} <= copied
+
+
+def _readme_shell(path: Path, program: str) -> list[list[str]]:
+    """The commands of a README's bash blocks that start with ``program``, split as the shell splits them."""
+    import shlex
+
+    blocks = re.findall(r"```bash\n(.*?)```", path.read_text(), re.S)
+    lines = [ln for b in blocks for ln in b.replace("\\\n", " ").splitlines()]
+    return [shlex.split(ln, comments=True) for ln in lines if ln.startswith(f"{program} ")]
+
+
+def test_the_litellm_readmes_eval_reaches_each_model_through_the_proxy_and_its_rule_comparison_runs(tmp_path):
+    """The README's `negotiator eval` through the proxy, run here with a loopback server standing in for the
+    proxy: every model by its name in config.yaml, with the proxy key. The rule seller's command the summary
+    prints for a comparison dropped --buyer-base-url, so it sent the proxy's buyers to the provider's default."""
+    from negotiator.testing import FakeOpenAIServer
+
+    config = yaml.safe_load((ROOT / "litellm" / "config.yaml").read_text())
+    groups = {e["model_name"] for e in config["model_list"]}
+    (args,) = _readme_shell(ROOT / "litellm" / "README.md", "negotiator eval")
+    offer = '{"action": "offer", "terms": {}, "message": "Lower, please."}'
+    walk_away = '{"action": "walk_away", "message": "Not today."}'
+    env = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "LITELLM_PROXY_API_KEY": "sk-master", "COLUMNS": "400"}
+    exe = str(Path(sys.executable).parent / "negotiator")
+    with FakeOpenAIServer(lambda req: offer if req["model"].startswith("buyer-") else walk_away) as proxy:
+        root = proxy.base_url.removesuffix("/v1")  # what `litellm --port 4000` answers on, here
+        argv = [root if a == "http://localhost:4000" else a for a in args[1:]]
+        assert argv.count(root) == 2  # the seller's and the buyers' base URL
+        argv += ["--limit", "2", "--out", str(tmp_path / "proxy")]
+        r = subprocess.run([exe, *argv], capture_output=True, text=True, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        used = {req["model"] for req in proxy.requests}
+        assert used == {"seller", "buyer-openai", "buyer-gemini"} and used <= groups
+        assert {h["authorization"] for h in proxy.headers} == {"Bearer sk-master"}
+        (line,) = [ln for ln in r.stdout.splitlines() if ln.startswith("for a point of comparison")]
+        rule = line.split(": ", 1)[1].split(";")[0].split()
+        assert rule[rule.index("--buyer-base-url") + 1] == root
+        rule[0] = exe  # `negotiator`, the way the eval was started
+        del proxy.requests[:]
+        r = subprocess.run([*rule, "--limit", "2"], capture_output=True, text=True, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        assert {req["model"] for req in proxy.requests} == {"buyer-openai", "buyer-gemini"}

@@ -593,6 +593,7 @@ def eval_command(
         console.print(reference["line"], markup=False, highlight=False, soft_wrap=True)
     elif not seller.startswith("rule/"):
         again = "".join(f" --buyer {b}" for b in buyers) if buyer else ""
+        again += f" --buyer-base-url {buyer_base_url}" if buyer and buyer_base_url else ""  # buyers behind a proxy
         console.print(
             f"for a point of comparison, run a rule seller on the same negotiations (seconds, no model): "
             f"{me} eval --seller rule/boulware --suite {suite}{again}"
