@@ -187,6 +187,40 @@ async def _cancel_background_tasks():
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+async def test_the_litellm_proxy_routes_each_model_name_and_falls_back(litellm_env, monkeypatch):
+    """The Router the proxy builds from config.yaml, against loopback servers standing in for vLLM and OpenAI:
+    each name the READMEs use reaches the model the file names, and a seller whose vLLM fails falls back."""
+    import litellm
+
+    from negotiator.testing import FakeOpenAIServer, FakeReply
+
+    config = yaml.safe_load((ROOT / "litellm" / "config.yaml").read_text())
+    down = False
+
+    def vllm_answer(req):
+        return FakeReply(status=500, text="down") if down and req["model"] == "seller" else "from vllm"
+
+    messages = [{"role": "user", "content": "hi"}]
+    with FakeOpenAIServer(vllm_answer) as vllm, FakeOpenAIServer(lambda req: "from openai") as openai:
+        monkeypatch.setenv("VLLM_API_BASE", vllm.base_url)
+        monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)  # where LiteLLM sends openai/ models
+        try:
+            router = litellm.Router(model_list=config["model_list"], **config["router_settings"])
+            said = {}
+            for name in ("seller", "seller-base", "buyer-openai"):
+                said[name] = (await router.acompletion(model=name, messages=messages)).choices[0].message.content
+            assert said == {"seller": "from vllm", "seller-base": "from vllm", "buyer-openai": "from openai"}
+            assert [r["model"] for r in vllm.requests] == ["seller", "gemma-base"]  # the adapter, the base
+            down = True
+            reply = await router.acompletion(model="seller", messages=messages)
+        finally:
+            await _cancel_background_tasks()
+    assert reply.choices[0].message.content == "from openai"  # seller-fallback
+    tries = 1 + config["router_settings"]["num_retries"]
+    assert [r["model"] for r in vllm.requests[2:]] == ["seller"] * tries
+    assert [r["model"] for r in openai.requests] == ["gpt-4o-mini", "gpt-4o-mini"]
+
+
 @pytest.mark.parametrize(
     "section, typo",
     [("router_settings", "num_retry"), ("litellm_settings", "drop_param"), ("general_settings", "master_kee")],
