@@ -538,3 +538,38 @@ def test_the_litellm_readmes_eval_reaches_each_model_through_the_proxy_and_its_r
         r = subprocess.run([*rule, "--limit", "2"], capture_output=True, text=True, env=env, timeout=600)
         assert r.returncode == 0, r.stderr
         assert {req["model"] for req in proxy.requests} == {"buyer-openai", "buyer-gemini"}
+
+
+def test_the_training_readme_waits_on_the_url_trls_client_checks():
+    """`trl vllm-serve` runs vLLM's own server, and TRL's client checks `/health` there; the README waited on
+    `/health/`, a route that server does not have."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from types import SimpleNamespace
+
+    from trl.generation.vllm_client import VLLMClient
+
+    (url,) = re.findall(r"curl -fsS (\S+?)`", (ROOT / "training" / "README.md").read_text())
+    config = yaml.safe_load((ROOT / "training" / "grpo_vllm_server.yaml").read_text())
+    base = f"http://{config['vllm_server_host']}:{config['vllm_server_port']}"
+    assert url.startswith(base)  # the server the trainer talks to
+    paths = []
+
+    class Health(BaseHTTPRequestHandler):
+        def do_GET(self):
+            paths.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        VLLMClient.check_server(SimpleNamespace(base_url=f"http://127.0.0.1:{server.server_port}"), total_timeout=0)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert paths == [url.removeprefix(base)]
