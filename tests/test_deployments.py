@@ -68,6 +68,31 @@ def test_vllm_alone_starts_without_the_proxys_key_and_the_proxy_refuses_to_start
     assert r.returncode == 0 and r.stdout == "litellm --config /app/config.yaml --port 4000\n", r.stderr
 
 
+def test_the_vllm_readmes_commands_reach_the_published_port_and_serve_listens_on_another():
+    """On the compose host vLLM publishes its port; the README's `negotiator serve` took serve's default port,
+    the same 8000, and stopped on `cannot listen on 127.0.0.1:8000: address already in use`."""
+    import shlex
+
+    import typer.main
+
+    from negotiator.cli.app import _register, app
+
+    compose = yaml.safe_load((ROOT / "vllm" / "docker-compose.yml").read_text())
+    (published,) = [int(p.split(":")[0]) for p in compose["services"]["vllm"]["ports"]]
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "vllm" / "README.md").read_text(), re.S)
+    commands = {}
+    for line in (ln for b in blocks for ln in b.splitlines()):
+        words = [w for w in shlex.split(line, comments=True) if not re.fullmatch(r"[A-Z_]+=.*", w)]
+        if words[:1] == ["negotiator"]:
+            commands[words[1]] = words[2:]
+    assert set(commands) == {"eval", "serve"}
+    group = _register() or typer.main.get_command(app)
+    params = {name: group.commands[name].make_context(name, list(args)).params for name, args in commands.items()}
+    for p in params.values():
+        assert p["seller"] == "hosted_vllm/seller" and p["seller_base_url"] == f"http://localhost:{published}/v1"
+    assert params["serve"]["port"] != published
+
+
 def test_docker_compose_rejects_a_typo(tmp_path):
     exe = shutil.which("docker-compose")
     if exe is None:
