@@ -598,3 +598,19 @@ def test_the_training_readme_waits_on_the_url_trls_client_checks():
         server.shutdown()
         server.server_close()
     assert paths == [url.removeprefix(base)]
+
+
+def test_every_variable_the_deployments_set_is_one_its_program_reads():
+    """A renamed variable breaks this test, not a deployment: negotiator's own, and LiteLLM's cost-map switch
+    that keeps the pods from fetching the map at start."""
+    import inspect
+
+    from litellm.litellm_core_utils import get_model_cost_map
+
+    texts = [p.read_text() for p in ROOT.rglob("*") if p.is_file()]
+    texts += [(ROOT.parent / "docs" / n).read_text() for n in ("deployments.md", "vllm.md", "training.md")]
+    code = "\n".join(p.read_text() for p in (ROOT.parent / "negotiator").rglob("*.py"))
+    ours = {m for t in texts for m in re.findall(r"\bNEGOTIATOR_[A-Z_]+\b", t)}
+    assert ours and {v for v in ours if f'"{v}"' not in code} == set()
+    assert sum("LITELLM_LOCAL_MODEL_COST_MAP" in t for t in texts) >= 2  # the image and the eval Job set it
+    assert 'os.getenv("LITELLM_LOCAL_MODEL_COST_MAP"' in inspect.getsource(get_model_cost_map).replace("'", '"')
