@@ -338,24 +338,36 @@ def test_the_readme_trl_vllm_serve_command_parses_with_trls_parser():
         make_parser().parse_args_and_config([*args, "--tensor-paralel-size", "2"])
 
 
-def test_the_readme_accelerate_command_names_files_that_exist():
-    (args,) = _readme_commands("accelerate launch")
-    config_file = args[args.index("--config_file") + 1]
-    assert (ROOT.parent / config_file).is_file()
-    # what accelerate launches is `negotiator train`: its flags must parse, and resolve to a gpu config
+def test_the_readme_train_command_parses_and_resolves_to_the_vllm_server():
     import typer.main
 
     from negotiator.cli.app import _register, app
     from train.config import resolve
 
-    train_args = args[args.index("negotiator") + 2 :]
-    assert args[args.index("negotiator") + 1] == "train"
+    (train_args,) = _readme_commands("negotiator train")
     command = _register() or typer.main.get_command(app).commands["train"]
     params = command.make_context("train", list(train_args)).params
     cfg = resolve(
         params["profile"], out=params["out"], generation=params["generation"], vllm_server_url=params["vllm_server_url"]
     )
-    assert (cfg.generation, cfg.vllm_server_url) == ("vllm-server", "http://127.0.0.1:8001")
+    (serve_args,) = _readme_commands("trl vllm-serve")
+    port = serve_args[serve_args.index("--port") + 1]
+    assert (cfg.generation, cfg.vllm_server_url) == ("vllm-server", f"http://127.0.0.1:{port}")
+
+
+def test_negotiator_train_under_several_processes_stops_before_touching_its_folder(tmp_path):
+    """Under torchrun (accelerate launch alike) with two processes each ran the whole run into one folder, and
+    one ended on `No such file or directory: .../reward_curve.part.png`. Now each says why, at once."""
+    out = tmp_path / "run"
+    env = {**os.environ, "NEGOTIATOR_BLOCK_REMOTE": "1", "WORLD_SIZE": "2", "RANK": "1", "COLUMNS": "400"}
+    args = ["train", "--out", str(out), "--base", "local/tiny-random-gemma", "--steps", "1"]
+    r = subprocess.run(
+        [sys.executable, "-m", "negotiator", *args], capture_output=True, text=True, env=env, timeout=300
+    )
+    said = " ".join((r.stdout + r.stderr).split())
+    assert r.returncode == 2 and "Traceback" not in said, said
+    assert "negotiator train runs as one process, and this is one of 2 (WORLD_SIZE" in said
+    assert not out.exists()
 
 
 # --- sharded evaluation: an Indexed Job, then the report ----------------------------------------

@@ -16,6 +16,7 @@ trains, so they may differ on a rerun.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -190,6 +191,15 @@ class TrainConfig(BaseModel):
     def check(self) -> None:
         from negotiator.agent.seller import parse_strategy
 
+        processes = os.environ.get("WORLD_SIZE", "1")
+        if processes.strip() not in ("", "1"):
+            # Under accelerate launch or torchrun every process ran the whole run: each wrote the same metrics,
+            # plots, episodes and models, and the second to replace the reward curve stopped on its missing file.
+            raise UsageError(
+                f"negotiator train runs as one process, and this is one of {processes} (WORLD_SIZE, set by "
+                "accelerate launch or torchrun): start it directly, one process on one GPU, with --generation "
+                "vllm-server to generate on other GPUs (deployments/training/README.md)"
+            )
         plan = parse_strategy(self.strategy)  # an unknown name or setting is a UsageError naming the choices
         if plan is not None and not plan.opens_moves and rule_based(self.buyers):
             raise UsageError(
