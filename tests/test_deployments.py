@@ -626,3 +626,19 @@ def test_every_variable_the_deployments_set_is_one_its_program_reads():
     assert ours and {v for v in ours if f'"{v}"' not in code} == set()
     assert sum("LITELLM_LOCAL_MODEL_COST_MAP" in t for t in texts) >= 2  # the image and the eval Job set it
     assert 'os.getenv("LITELLM_LOCAL_MODEL_COST_MAP"' in inspect.getsource(get_model_cost_map).replace("'", '"')
+
+
+def test_the_eval_pods_run_as_the_images_user():
+    """The Jobs' runAsUser and fsGroup are the uid the image creates: another uid could not write its home
+    (the local model's cache) nor, without fsGroup, the runs volume."""
+    dockerfile = pytest.importorskip("dockerfile")
+
+    commands = dockerfile.parse_file(str(EVAL / "Dockerfile"))
+    (useradd,) = [c.value[0] for c in commands if c.cmd == "RUN" and "useradd" in c.value[0]]
+    uid = int(re.search(r"--uid (\d+)", useradd)[1])
+    (user,) = [c.value[0] for c in commands if c.cmd == "USER"]
+    assert useradd.split()[-1] == user
+    for name, doc in _eval_docs().items():
+        if doc["kind"] == "Job":
+            context = doc["spec"]["template"]["spec"]["securityContext"]
+            assert (context["runAsUser"], context["fsGroup"]) == (uid, uid), name
