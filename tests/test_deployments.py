@@ -642,3 +642,48 @@ def test_the_eval_pods_run_as_the_images_user():
         if doc["kind"] == "Job":
             context = doc["spec"]["template"]["spec"]["securityContext"]
             assert (context["runAsUser"], context["fsGroup"]) == (uid, uid), name
+
+
+def _restricted_violations(pod: dict) -> list[str]:
+    """What the "restricted" Pod Security Standard (kubernetes.io/docs/concepts/security/pod-security-standards)
+    refuses in a pod spec: the checks of PodSecurity admission that these manifests could trip."""
+    allowed = {
+        "configMap",
+        "csi",
+        "downwardAPI",
+        "emptyDir",
+        "ephemeral",
+        "persistentVolumeClaim",
+        "projected",
+        "secret",
+    }
+    ctx = pod.get("securityContext", {})
+    out = [f"volume {v['name']}" for v in pod.get("volumes", []) if not set(v) - {"name"} <= allowed]
+    out += [k for k in ("hostNetwork", "hostPID", "hostIPC") if pod.get(k)]
+    for c in pod["containers"] + pod.get("initContainers", []):
+        cc = c.get("securityContext", {})
+        if cc.get("allowPrivilegeEscalation") is not False:
+            out.append(f"{c['name']}: allowPrivilegeEscalation")
+        if "ALL" not in cc.get("capabilities", {}).get("drop", []):
+            out.append(f"{c['name']}: capabilities.drop ALL")
+        if cc.get("privileged") or set(cc.get("capabilities", {}).get("add", [])) - {"NET_BIND_SERVICE"}:
+            out.append(f"{c['name']}: privileged or added capabilities")
+        if not cc.get("runAsNonRoot", ctx.get("runAsNonRoot")) or cc.get("runAsUser", ctx.get("runAsUser")) == 0:
+            out.append(f"{c['name']}: runAsNonRoot")
+        if cc.get("seccompProfile", ctx.get("seccompProfile", {})).get("type") not in ("RuntimeDefault", "Localhost"):
+            out.append(f"{c['name']}: seccompProfile")
+    return out
+
+
+def test_the_eval_pods_meet_the_restricted_pod_security_standard():
+    """A namespace that enforces "restricted" refused every pod of these Jobs (no runAsNonRoot, seccomp profile,
+    allowPrivilegeEscalation: false nor dropped capabilities); they need none of what it forbids."""
+    for name, doc in _eval_docs().items():
+        if doc["kind"] != "PersistentVolumeClaim":
+            pod = doc["spec"]["template"]["spec"] if doc["kind"] == "Job" else doc["spec"]
+            assert _restricted_violations(pod) == [], name
+    bad = {
+        "containers": [{"name": "x", "securityContext": {"privileged": True}}],
+        "volumes": [{"name": "h", "hostPath": {}}],
+    }
+    assert len(_restricted_violations(bad)) == 6  # the check itself sees each rule broken
