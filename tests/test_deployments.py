@@ -326,6 +326,21 @@ def _readme_commands(tool: str) -> list[list[str]]:
     return out
 
 
+def test_negotiator_train_on_the_gpu_profile_plays_the_grpo_configs_game():
+    """What the training README says `negotiator train --profile gpu` shares with grpo_vllm_server.yaml, and
+    what it sets otherwise. It said the same fields, when the learning rate, its schedule and the batch differ."""
+    from train.config import resolve
+    from train.run import grpo_args
+
+    data, _ = _grpo_config({})
+    cfg = resolve("gpu", out=Path("run"), generation="vllm-server", dtype="float32")  # bf16 needs a GPU
+    args = grpo_args(cfg)
+    shared = ("num_generations", "max_completion_length", "temperature", "beta", "loss_type", "use_vllm", "vllm_mode")
+    assert {k: getattr(args, k) for k in shared} == {k: data[k] for k in shared}
+    assert (args.learning_rate, str(args.lr_scheduler_type.value), args.warmup_steps) == (3e-6, "constant", 0)
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.save_steps) == (8, 8, 25)
+
+
 def test_the_readme_trl_vllm_serve_command_parses_with_trls_parser():
     from trl.scripts.vllm_serve import make_parser
 
