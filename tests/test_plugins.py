@@ -350,3 +350,57 @@ async def test_a_plugin_seller_in_the_session_service_sees_the_session_id(on_pat
     opened = await sessions.open(scenario.listing())
     await sessions.move(opened.id, BuyerMove.offer(scenario.space.grid(2)[0], "a first offer"))
     assert seen and set(seen) == {opened.id}
+
+
+class GiveItAway:
+    """A plugin seller that would give everything away: it offers the buyer's best terms and
+    accepts whatever the buyer offers."""
+
+    def act(self, view):
+        from negotiator import Accept, MakeOffer
+
+        if view.standing_offer is not None:
+            return Accept(message="Sure.")
+        return MakeOffer(terms=min(view.space.grid(5), key=view.utility), message="Take it.")
+
+
+async def test_the_guard_holds_a_plugin_seller_to_its_floor_whatever_it_returns():
+    """A plugin seller once sold below its reservation in every negotiation of an eval (the
+    summary said "6 deals below the floor"): its moves passed no guard. Its offers are now
+    repaired and its accepts of terms below the floor blocked, as a model's are."""
+    from negotiator.plugins import PluginParty
+
+    for seed in range(3):
+        scenario = generate(seed, "furniture")
+        seller = PluginParty(GiveItAway(), "give-away", "seller")
+        ep = await run_negotiation(seller, make_party("rule/conceder", "buyer", seed=seed), scenario, seed=seed)
+        floor = scenario.seller.reservation
+        assert ep.error is None
+        assert not ep.outcome.deal or ep.metrics.seller_utility >= floor
+        mine = [t for t in ep.turns if t.party == "seller"]
+        offers = [t.action.terms for t in mine if t.action.action == "make_offer"]
+        assert offers and all(scenario.seller.utility(o) >= floor for o in offers)
+        kinds = {k for t in mine if t.guard for k in t.guard.kinds}
+        assert kinds and kinds <= {"offer_repaired", "accept_blocked"}  # its words are its own: never rewritten
+        assert all(
+            t.action.message in ("Take it.", "Sure.", "I can't accept those terms, but I can offer this.") for t in mine
+        )
+
+
+async def test_a_plugin_seller_in_the_service_keeps_the_businesss_hard_limits():
+    """`negotiator serve --seller PLUGIN`: a buyer's 507 once closed a deal under a hard minimum of 900."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from negotiator import BuyerMove, Sessions
+    from negotiator.plugins import PluginParty
+
+    sessions = Sessions(PluginParty(GiveItAway(), "give-away", "seller"), InMemorySaver())
+    scenario = generate(0)
+    opened = await sessions.open(scenario.listing(), limits={"minimum": {"price": 900}})
+    offer = scenario.buyer.ideal(scenario.space)
+    assert offer["price"] < 900
+    state = await sessions.move(opened.id, BuyerMove.offer(offer, "Deal at this?"))
+    assert state.status == "open" and state.agreement is None
+    assert state.seller_offer is not None and state.seller_offer["price"] >= 900
+    (turn,) = await sessions.seller_turns(opened.id)
+    assert turn.guard is not None and turn.guard.kinds == ["accept_blocked"]

@@ -66,6 +66,28 @@ class Guard:
         return [(x.value, x.tolerance) for x in self.secrecy.secrets]
 
     def check(self, action: AnyAction) -> tuple[AnyAction, GuardIntervention | None]:
+        new, kinds, reasons = self._limits(action)
+        try:
+            new, said, why = self._check_message(new)
+        except Exception as e:  # noqa: BLE001 - a message the checks cannot read must not lose the turn: it goes, the terms stay
+            said, why = ["message_redacted"], {"message": f"could not be read ({type(e).__name__}: {e}); replaced"}
+            new = new.model_copy(update={"message": safe_message(new.terms if isinstance(new, MakeOffer) else None)})
+        kinds += said
+        reasons.update(why)
+        if not kinds:
+            return action, None
+        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+
+    def check_limits(self, action: AnyAction) -> tuple[AnyAction, GuardIntervention | None]:
+        """The hard limits only (an offer repaired, an accept blocked), the message left as it is:
+        for a seller whose words are its author's own code, not a model's (a plugin party)."""
+        new, kinds, reasons = self._limits(action)
+        if not kinds:
+            return action, None
+        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+
+    def _limits(self, action: AnyAction) -> tuple[AnyAction, list[str], dict[str, str]]:
+        """An offer across a limit repaired, an accept of terms across one turned into the counter-offer."""
         kinds: list[str] = []
         reasons: dict[str, str] = {}
         new: AnyAction = action
@@ -84,16 +106,7 @@ class Guard:
                 new = MakeOffer(
                     terms=self.counter(standing), message="I can't accept those terms, but I can offer this."
                 )
-        try:
-            new, said, why = self._check_message(new)
-        except Exception as e:  # noqa: BLE001 - a message the checks cannot read must not lose the turn: it goes, the terms stay
-            said, why = ["message_redacted"], {"message": f"could not be read ({type(e).__name__}: {e}); replaced"}
-            new = new.model_copy(update={"message": safe_message(new.terms if isinstance(new, MakeOffer) else None)})
-        kinds += said
-        reasons.update(why)
-        if not kinds:
-            return action, None
-        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+        return new, kinds, reasons
 
     def _check_message(self, new: AnyAction) -> tuple[AnyAction, list[str], dict[str, str]]:
         """Secrecy, then agreement with the terms: (the action with its message as checked, kinds, reasons)."""

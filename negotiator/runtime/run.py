@@ -12,12 +12,13 @@ import time
 
 from opentelemetry import trace
 
-from ..actions import play
+from ..actions import MakeOffer, play
 from ..domain.metrics import outcome_metrics
 from ..domain.protocol import ProtocolState
 from ..domain.scenario import Scenario
 from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
+from ..plugins import PluginParty
 from ..tracing import get_tracer, record_turn
 from ..version import git_commit, package_version
 from .episode import (
@@ -85,6 +86,7 @@ async def run_negotiation(
                     break
                 index = state.turn
                 try:  # a party's own action, checked and normalised like every move (actions.play)
+                    turn = hold_limits(parties[role], view, turn, tracer)
                     turn.action = play(state, scenario.space, role, turn.action)
                 except ProtocolError as e:  # the protocol forbids it: the party's fault
                     error = ErrorInfo(type="ProtocolError", message=str(e), party=role)
@@ -132,6 +134,26 @@ async def run_negotiation(
         ),
         labels=labels,
     )
+
+
+def hold_limits(party: Party, view: PartyView, turn: TurnRecord, tracer: trace.Tracer) -> TurnRecord:
+    """A plugin seller's move held to the seller's limits by the guard a model's moves pass: an offer
+    below the floor repaired, an accept of terms below it blocked (its words are its author's, left
+    as they are). Any other party's move is returned as it is: the built-in sellers keep their limits
+    themselves. Terms off the listing's grid raise InvalidOffer, as ``play`` would."""
+    if view.role != "seller" or not isinstance(party, PluginParty):
+        return turn
+    from ..llm.guard import Guard  # loaded for a plugin seller only: rule-only runs start without it
+
+    action = turn.action
+    if isinstance(action, MakeOffer):
+        action = MakeOffer(terms=view.space.normalise_offer(action.terms), message=action.message)
+    new, intervention = Guard(view).check_limits(action)
+    if intervention is None:
+        return turn
+    with tracer.start_as_current_span("negotiator.guard") as span:
+        span.set_attribute("negotiator.guard.kinds", intervention.kinds)
+    return turn.model_copy(update={"action": new, "guard": intervention})
 
 
 async def _on_end(party: Party, outcome: Outcome) -> str | None:

@@ -77,6 +77,7 @@ from ..errors import (
     first_error,
 )
 from ..party import Party, PartyView, PublicMove, TurnRecord
+from ..runtime.run import hold_limits
 from ..tracing import get_tracer, record_turn
 from .ledger import ledger_for, overlay
 from .moves import BuyerMove, MoveConflict, to_action
@@ -435,6 +436,7 @@ class Sessions:
             turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
             index = state.turn
             try:
+                turn = hold_limits(self.seller, view, turn, self.tracer)
                 turn.action = play(state, scenario.space, "seller", turn.action)
             except (ProtocolError, InvalidOffer) as e:  # a bug in the seller party, never the buyer's doing
                 raise NegotiatorError(f"the seller produced an action the protocol forbids: {e}") from None
