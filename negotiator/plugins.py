@@ -71,11 +71,15 @@ def load_factory(name: str) -> Callable[..., Any]:
         sys.path.insert(0, os.getcwd())  # module:factory from the current directory, as `python -m` would find it
     try:
         obj: Any = importlib.import_module(module_name)
-    except Exception as e:  # ImportError, or the module itself failing on import
+    except ModuleNotFoundError as e:
+        if e.name is None or not (module_name == e.name or module_name.startswith(e.name + ".")):
+            raise UsageError(_raised_on_import(where, module_name, e)) from None  # a module it imports is missing
         raise UsageError(
             f"party {where}: cannot import {module_name} ({type(e).__name__}: {e}); "
             "is it installed, or in the current directory?"
         ) from None
+    except Exception as e:  # the module itself failing on import
+        raise UsageError(_raised_on_import(where, module_name, e)) from None
     for part in attr.split(".") if attr else []:
         if not hasattr(obj, part):
             raise UsageError(f"party {where}: {module_name} has no attribute {attr!r}")
@@ -85,20 +89,36 @@ def load_factory(name: str) -> Callable[..., Any]:
     return obj
 
 
+def _raised_on_import(where: str, module_name: str, e: Exception) -> str:
+    return (
+        f"party {where}: importing {module_name} raised {type(e).__name__}: {e}; fix the module or install "
+        f"what it needs (python -c 'import {module_name}' shows where)"
+    )
+
+
 def make_plugin_party(spec: str, name: str, params: dict[str, str], role: str, seed: int = 0) -> PluginParty:
     """Call the factory of ``name`` and wrap the party it returns."""
     factory = load_factory(name)
+    taken = [k for k in ("role", "seed") if k in params]
+    if taken:
+        raise UsageError(
+            f"party {spec}: ?{taken[0]}= is not the spec's to give: negotiator passes every factory role= "
+            "(the side it plays) and seed= (the negotiation's seed) itself; give the parameter another name"
+        )
+    try:
+        inspect.signature(factory).bind(role=role, seed=seed, **params)
+    except TypeError as e:
+        names = ", ".join(f"{k}=..." for k in ("role", "seed", *params))
+        raise UsageError(f"party {spec}: its factory does not take ({names}) as keyword arguments ({e})") from None
+    except ValueError:  # a callable without a signature Python can read: calling it will tell
+        pass
     try:
         inner = factory(role=role, seed=seed, **params)
     except UsageError:
         raise
-    except TypeError as e:
-        raise UsageError(
-            f"party {spec}: its factory does not take (role=..., seed=..., {', '.join(f'{k}=...' for k in params)}) "
-            f"as keyword arguments ({e})"
-        ) from None
     except Exception as e:
-        raise UsageError(f"party {spec}: its factory raised {type(e).__name__}: {e}") from None
+        hint = " (spec parameters arrive as strings: convert them in the factory)" if params else ""
+        raise UsageError(f"party {spec}: its factory raised {type(e).__name__}: {e}{hint}") from None
     if not callable(getattr(inner, "act", None)):
         raise UsageError(
             f"party {spec}: its factory returned {type(inner).__name__}, which has no act(view) method; "

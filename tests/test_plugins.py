@@ -105,6 +105,36 @@ def test_a_broken_plugin_fails_before_any_negotiation_with_a_message_that_says_w
     assert says in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        (
+            "pt_raises:make",
+            "importing pt_raises raised RuntimeError: no config file; fix the module or install what it needs",
+        ),
+        (
+            "pt_needs:make",
+            "importing pt_needs raised ModuleNotFoundError: No module named 'not_installed_xyz'; fix the module",
+        ),
+        ("pt_typed:make?n=3", 'its factory raised TypeError: can only concatenate str (not "int") to str (spec '),
+        ("pt_typed:make?seed=4", "?seed= is not the spec's to give: negotiator passes every factory role="),
+        ("pt_typed:make?role=seller", "?role= is not the spec's to give"),
+        ("json:loads", "its factory does not take (role=..., seed=...) as keyword arguments"),
+    ],
+)
+def test_what_a_plugin_author_gets_wrong_is_named_as_it_is(tmp_path, monkeypatch, spec, says):
+    """A module that raises on import once read "cannot import ...; is it installed?", a TypeError
+    inside the factory (a ?param used as a number) once read "its factory does not take (..., n=...)",
+    and ?seed= "does not take (role=..., seed=..., seed=...)": each now says what happened."""
+    (tmp_path / "pt_raises.py").write_text("raise RuntimeError('no config file')\n")
+    (tmp_path / "pt_needs.py").write_text("import not_installed_xyz\n")
+    (tmp_path / "pt_typed.py").write_text("def make(role, seed=0, n=3):\n    return n + 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError) as e:
+        check_spec(spec, "buyer")
+    assert says in str(e.value)
+
+
 def test_an_unknown_registered_name_lists_the_installed_ones(on_path):
     with pytest.raises(
         UsageError, match=r"entry points negotiator\.parties: aspiration/buyer, aspiration/fixed-seller"
