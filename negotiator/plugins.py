@@ -35,8 +35,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import ValidationError
+
 from .actions import Accept, MakeOffer, WalkAway
-from .errors import UsageError
+from .errors import UsageError, first_error
 
 ENTRY_POINT_GROUP = "negotiator.parties"
 # pkg.module:factory (dotted attribute allowed: pkg.module:Class.build); no '/' so a LiteLLM model never reads as one.
@@ -148,7 +150,10 @@ class PluginParty:
     async def act(self, view):
         from .party import TurnRecord
 
-        result = await _maybe_await(self.inner.act(view))
+        try:
+            result = await _maybe_await(self.inner.act(view))
+        except ValidationError as e:  # it built an action pydantic refuses: terms with nan, an unknown action
+            raise ValueError(f"{self.spec}: act() built an invalid action: {first_error(e)}") from None
         if isinstance(result, (MakeOffer, Accept, WalkAway)):
             return TurnRecord(action=result)
         if not isinstance(result, TurnRecord):

@@ -197,6 +197,23 @@ async def test_a_failing_on_end_is_kept_on_the_episode_and_a_bad_act_is_an_error
     )
 
 
+async def test_a_plugin_that_offers_nan_is_an_error_episode_that_says_so_in_one_line():
+    """A plugin's MakeOffer(terms={"price": nan}) once left pydantic's four-line error on the episode."""
+    from negotiator import MakeOffer
+    from negotiator.plugins import PluginParty
+
+    class NotANumber:
+        def act(self, view):
+            return MakeOffer(terms={**view.space.grid(2)[0], "price": float("nan")})
+
+    scenario = generate(1, "furniture")
+    ep = await run_negotiation(
+        make_party("rule/boulware", "seller"), PluginParty(NotANumber(), "nan-buyer", "buyer"), scenario
+    )
+    assert ep.outcome.ended_by == "error" and ep.error.party == "buyer" and ep.error.type == "ValueError"
+    assert ep.error.message == "nan-buyer: act() built an invalid action: terms.price: must be a finite number, got nan"
+
+
 def cli(plugin_dir: Path, *args: str, cwd: Path, **env) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "negotiator", *args],
