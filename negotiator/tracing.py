@@ -143,9 +143,10 @@ def configure_tracing(service_name: str = "negotiator") -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
-    provider = TracerProvider(
-        resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", service_name)})
-    )
+    resource = Resource.create()  # OTEL_SERVICE_NAME, then OTEL_RESOURCE_ATTRIBUTES, as the SDK reads them
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):  # neither names one
+        resource = resource.merge(Resource({"service.name": service_name}))
+    provider = TracerProvider(resource=resource)
     for name in exporters:
         if name == "console":
             provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))

@@ -186,6 +186,22 @@ def test_the_console_exporter_is_chosen_by_the_standard_variable():
     assert '"service.name": "shop-seller"' in r.stdout
 
 
+def test_the_service_name_follows_the_sdks_order_of_variables():
+    """OTEL_RESOURCE_ATTRIBUTES=service.name=... (what the OpenTelemetry operator sets in Kubernetes)
+    was overwritten with the default "negotiator"; OTEL_SERVICE_NAME still comes first."""
+    resource = "service.name=from-resource,deployment.environment=prod"
+    r = _run_traced({"OTEL_TRACES_EXPORTER": "console", "OTEL_RESOURCE_ATTRIBUTES": resource})
+    assert r.returncode == 0, r.stderr
+    assert '"service.name": "from-resource"' in r.stdout and '"deployment.environment": "prod"' in r.stdout
+    assert '"service.name": "negotiator"' not in r.stdout
+    r = _run_traced(
+        {"OTEL_TRACES_EXPORTER": "console", "OTEL_RESOURCE_ATTRIBUTES": resource, "OTEL_SERVICE_NAME": "shop-seller"}
+    )
+    assert '"service.name": "shop-seller"' in r.stdout and '"service.name": "from-resource"' not in r.stdout
+    r = _run_traced({"OTEL_TRACES_EXPORTER": "console"})
+    assert '"service.name": "negotiator"' in r.stdout  # neither given: the command's own default
+
+
 def test_the_otlp_exporter_sends_spans_to_the_configured_endpoint():
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http.trace_exporter")
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
