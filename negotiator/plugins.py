@@ -26,6 +26,7 @@ episode that says so.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import importlib
 import inspect
@@ -43,6 +44,7 @@ from .errors import UsageError, first_error
 ENTRY_POINT_GROUP = "negotiator.parties"
 # pkg.module:factory (dotted attribute allowed: pkg.module:Class.build); no '/' so a LiteLLM model never reads as one.
 FACTORY_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+MOVE_TIMEOUT = 120.0  # seconds an async act() may take over one move, as long as a model call may
 _RESERVED_PREFIXES = ("rule/", "scripted/", "local/", "mcp+", "a2a+")  # and the name "human"
 
 
@@ -142,6 +144,7 @@ class PluginParty:
     def __init__(self, inner: Any, spec: str, role: str):
         self.inner, self.spec, self.role = inner, spec, role
         self.family = getattr(inner, "family", None) or "plugin"
+        self.move_timeout: float | None = getattr(inner, "move_timeout", MOVE_TIMEOUT)
 
     @property
     def config(self):  # an LLM-backed plugin's model config, for the runner's rate limiter
@@ -150,8 +153,19 @@ class PluginParty:
     async def act(self, view):
         from .party import TurnRecord
 
+        deadline = None
         try:
-            result = await _maybe_await(self.inner.act(view))
+            result = self.inner.act(view)
+            if inspect.isawaitable(result):
+                async with asyncio.timeout(self.move_timeout) as deadline:
+                    result = await result
+        except TimeoutError:
+            if deadline is None or not deadline.expired():
+                raise  # its own, from inside act
+            raise TimeoutError(
+                f"{self.spec}: act() did not answer within {self.move_timeout:g} s; make the move faster, or give "
+                "the party a move_timeout attribute (seconds; None waits for ever)"
+            ) from None
         except ValidationError as e:  # it built an action pydantic refuses: terms with nan, an unknown action
             raise ValueError(f"{self.spec}: act() built an invalid action: {first_error(e)}") from None
         if isinstance(result, (MakeOffer, Accept, WalkAway)):
@@ -177,6 +191,7 @@ class PluginParty:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "FACTORY_PATH",
+    "MOVE_TIMEOUT",
     "PluginParty",
     "is_plugin_name",
     "load_factory",

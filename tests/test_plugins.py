@@ -451,3 +451,35 @@ async def test_a_plugin_seller_in_the_service_keeps_the_businesss_hard_limits():
     assert state.seller_offer is not None and state.seller_offer["price"] >= 900
     (turn,) = await sessions.seller_turns(opened.id)
     assert turn.guard is not None and turn.guard.kinds == ["accept_blocked"]
+
+
+async def test_a_plugin_that_never_answers_ends_its_negotiation_not_the_batch():
+    """An async act() that hung kept `negotiator eval` waiting for ever, without a word."""
+    import asyncio
+
+    from negotiator import MakeOffer
+    from negotiator.plugins import MOVE_TIMEOUT, PluginParty
+
+    class Stuck:
+        move_timeout = 0.01
+
+        async def act(self, view):
+            await asyncio.Event().wait()  # nothing ever sets it
+
+    class OwnTimeout:  # a TimeoutError of its own (its HTTP client's) is told as it is
+        async def act(self, view):
+            raise TimeoutError("my pricing service timed out")
+
+    class Fine:
+        async def act(self, view):
+            return MakeOffer(terms=view.space.grid(2)[0])
+
+    scenario = generate(1, "furniture")
+    ep = await run_negotiation(make_party("rule/boulware", "seller"), PluginParty(Stuck(), "stuck", "buyer"), scenario)
+    assert ep.outcome.ended_by == "error" and ep.error.party == "buyer" and ep.error.type == "TimeoutError"
+    assert ep.error.message.startswith("stuck: act() did not answer within 0.01 s; make the move faster")
+    ep = await run_negotiation(
+        make_party("rule/boulware", "seller"), PluginParty(OwnTimeout(), "own", "buyer"), scenario
+    )
+    assert ep.error.message == "my pricing service timed out"
+    assert PluginParty(Fine(), "fine", "buyer").move_timeout == MOVE_TIMEOUT == 120
