@@ -483,3 +483,23 @@ async def test_a_plugin_that_never_answers_ends_its_negotiation_not_the_batch():
     )
     assert ep.error.message == "my pricing service timed out"
     assert PluginParty(Fine(), "fine", "buyer").move_timeout == MOVE_TIMEOUT == 120
+
+
+def test_a_plugin_party_refuses_a_base_url_it_would_never_use(tmp_path, monkeypatch):
+    """`negotiator eval --seller PLUGIN --seller-base-url URL` ran without a word while the URL went
+    nowhere (a rule seller is refused); a training pool gives a plugin buyer none."""
+    from negotiator.sim import make_party
+    from train.pool import BuyerPool
+
+    (tmp_path / "pt_party.py").write_text(
+        "from negotiator import WalkAway\n\nclass make:\n    def __init__(self, role, seed=0):\n        pass\n\n"
+        "    def act(self, view):\n        return WalkAway()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError, match="pt_party:make is a plugin party: it takes no base URL"):
+        make_party("pt_party:make", "seller", base_url="http://127.0.0.1:9")
+    mixed = BuyerPool(buyers=("pt_party:make", "hosted_vllm/m"), scenario_seeds=(0,), buyer_base_url="http://h:1")
+    assert mixed.base_url("pt_party:make") is None and mixed.base_url("hosted_vllm/m") == "http://h:1"
+    assert mixed.buyer("pt_party:make", "neutral", 0).spec == "pt_party:make"
+    with pytest.raises(UsageError, match="every training buyer here is rule-based or a plugin: add --buyer"):
+        BuyerPool(buyers=("pt_party:make", "rule/boulware"), scenario_seeds=(0,), buyer_base_url="http://h:1")

@@ -111,10 +111,12 @@ class BuyerPool:
             # and before the run's folder is written (scripted/nosuch was refused only at the first rollout, and
             # the folder then held a run with that buyer, which a corrected rerun was refused to resume).
             make_party(spec, "buyer", base_url=self.base_url(spec))
-        if self.buyer_base_url and all(parse_spec(b).kind == "rule" for b in self.buyers):
+        kinds = {parse_spec(b).kind for b in self.buyers}
+        if self.buyer_base_url and kinds <= {"rule", "plugin"}:
+            what = "rule-based" if kinds == {"rule"} else "rule-based or a plugin"
             raise UsageError(
                 f"--buyer-base-url {self.buyer_base_url} serves LLM training buyers, and every training buyer here is "
-                "rule-based: add --buyer hosted_vllm/MODEL (the model that server serves), or leave --buyer-base-url "
+                f"{what}: add --buyer hosted_vllm/MODEL (the model that server serves), or leave --buyer-base-url "
                 "out"
             )
         unknown = [p for p in self.personas if p not in self.persona_table]
@@ -141,8 +143,8 @@ class BuyerPool:
         return persona_scenario(base, self.persona_table[persona])
 
     def base_url(self, spec: str) -> str | None:
-        """The server of ``spec``: ``buyer_base_url`` for a model, none for a rule buyer (which calls no server)."""
-        return None if parse_spec(spec).kind == "rule" else self.buyer_base_url
+        """The server of ``spec``: ``buyer_base_url`` for a model, none for a rule or plugin buyer (which take none)."""
+        return None if parse_spec(spec).kind in ("rule", "plugin") else self.buyer_base_url
 
     def buyer(self, spec: str, persona: str, seed: int) -> Party:
         """A fresh buyer for one negotiation (rule buyers are seeded; LLM buyers get the persona's style)."""

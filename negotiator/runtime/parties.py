@@ -39,6 +39,12 @@ def make_party(
     if s.kind == "plugin":
         from ..plugins import make_plugin_party
 
+        if base_url:
+            raise UsageError(
+                f"{spec} is a plugin party: it takes no base URL (negotiator would not pass it on); give the "
+                "party its server through a ?parameter of its spec or the environment"
+            )
+
         return make_plugin_party(s.raw, s.name, s.params, role, seed=seed)
     if s.kind in ("mcp", "a2a"):
         raise UsageError(
