@@ -70,6 +70,18 @@ def negotiation_id(suite_key: str, scenario_id: str, persona: str, buyer: str, s
 
 def check_spec(spec: str, role: str) -> None:
     """Fail early, before any negotiation runs, on a spec that cannot work."""
+    try:
+        _check_spec(spec, role)
+    except UsageError as e:
+        from negotiator.plugins import reserved_name_hint
+
+        hint = reserved_name_hint(spec) if isinstance(spec, str) else ""
+        if hint:
+            raise UsageError(f"{e}. {hint}") from None
+        raise
+
+
+def _check_spec(spec: str, role: str) -> None:
     s = parse_spec(spec)
     if s.kind == "rule" and s.name == "persona" and role == "buyer":
         if s.params:

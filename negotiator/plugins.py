@@ -48,16 +48,35 @@ MOVE_TIMEOUT = 120.0  # seconds an async act() may take over one move, as long a
 _RESERVED_PREFIXES = ("rule/", "scripted/", "local/", "mcp+", "a2a+")  # and the name "human"
 
 
+def _reserved(name: str) -> bool:
+    return name == "human" or name.startswith(_RESERVED_PREFIXES)
+
+
+def _entry_points() -> Any:
+    from importlib.metadata import entry_points
+
+    return entry_points(group=ENTRY_POINT_GROUP)
+
+
 @functools.cache
 def registered() -> dict[str, Any]:
     """Party names registered by installed distributions: name -> entry point (read once per process)."""
-    from importlib.metadata import entry_points
+    return {ep.name: ep for ep in _entry_points() if not _reserved(ep.name)}
 
-    return {
-        ep.name: ep
-        for ep in entry_points(group=ENTRY_POINT_GROUP)
-        if ep.name != "human" and not ep.name.startswith(_RESERVED_PREFIXES)
-    }
+
+def reserved_name_hint(spec: str) -> str:
+    """What to tell the author of a package that registers a built-in name (``rule/mine``,
+    ``human``) which ``spec`` asked for: the registration is not used. Empty when none does
+    (read on an error's path only: it looks at the entry points again)."""
+    base = spec.strip().partition("?")[0]
+    for ep in _entry_points():
+        if ep.name == base and _reserved(ep.name):
+            dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"
+            return (
+                f"{dist} registers {base!r} ({ep.value}) as a party, but rule/, scripted/, local/, mcp+, a2a+ and "
+                f"human are negotiator's own: register it under a name of the package's own (mylib/...)"
+            )
+    return ""
 
 
 def is_plugin_name(base: str) -> bool:
@@ -197,4 +216,5 @@ __all__ = [
     "load_factory",
     "make_plugin_party",
     "registered",
+    "reserved_name_hint",
 ]

@@ -135,6 +135,26 @@ def test_what_a_plugin_author_gets_wrong_is_named_as_it_is(tmp_path, monkeypatch
     assert says in str(e.value)
 
 
+def test_a_package_that_registers_a_built_in_name_is_told_it_cannot(on_path):
+    """`--buyer rule/aspiration`, which an installed package registers, once said only "unknown rule
+    strategy 'aspiration'": the package's author was never told why the registration did nothing."""
+    from negotiator.sim import make_party
+
+    assert "rule/aspiration" not in registered()
+    says = (
+        "unknown rule strategy 'aspiration'; choose one of boulware, linear, conceder, tit_for_tat, hardliner",
+        "aspiration-parties registers 'rule/aspiration' (aspiration_parties:buyer) as a party, but rule/, "
+        "scripted/, local/, mcp+, a2a+ and human are negotiator's own: register it under a name of the package's own",
+    )
+    for build in (lambda: check_spec("rule/aspiration", "buyer"), lambda: make_party("rule/aspiration", "buyer")):
+        with pytest.raises(UsageError) as e:
+            build()
+        assert all(part in str(e.value) for part in says), str(e.value)
+    with pytest.raises(UsageError) as e:
+        check_spec("rule/nosuch", "buyer")
+    assert "registers" not in str(e.value)  # no package registers that one
+
+
 def test_an_unknown_registered_name_lists_the_installed_ones(on_path):
     with pytest.raises(
         UsageError, match=r"entry points negotiator\.parties: aspiration/buyer, aspiration/fixed-seller"

@@ -29,6 +29,27 @@ def make_party(
     a registered name) or a LiteLLM model."""
     if role not in ("seller", "buyer"):
         raise UsageError(f"role must be seller or buyer, not {role!r}")
+    try:
+        return _make_party(spec, role, seed, base_url, api_key, instructions, limits, llm_options)
+    except UsageError as e:
+        from ..plugins import reserved_name_hint
+
+        hint = reserved_name_hint(spec) if isinstance(spec, str) else ""
+        if hint:
+            raise UsageError(f"{e}. {hint}") from None
+        raise
+
+
+def _make_party(
+    spec: str,
+    role: Role,
+    seed: int,
+    base_url: str | None,
+    api_key: str | None,
+    instructions: str,
+    limits: HardLimits | dict | None,
+    llm_options: dict,
+) -> Party:
     s = parse_spec(spec)
     if s.kind == "rule":
         if base_url:
@@ -44,7 +65,6 @@ def make_party(
                 f"{spec} is a plugin party: it takes no base URL (negotiator would not pass it on); give the "
                 "party its server through a ?parameter of its spec or the environment"
             )
-
         return make_plugin_party(s.raw, s.name, s.params, role, seed=seed)
     if s.kind in ("mcp", "a2a"):
         raise UsageError(
