@@ -523,3 +523,25 @@ def test_a_plugin_party_refuses_a_base_url_it_would_never_use(tmp_path, monkeypa
     assert mixed.buyer("pt_party:make", "neutral", 0).spec == "pt_party:make"
     with pytest.raises(UsageError, match="every training buyer here is rule-based or a plugin: add --buyer"):
         BuyerPool(buyers=("pt_party:make", "rule/boulware"), scenario_seeds=(0,), buyer_base_url="http://h:1")
+
+
+def test_an_eval_whose_every_negotiation_failed_on_a_plugins_bug_exits_1(plugin_dir, tmp_path):
+    """Every negotiation ending in the plugin's exception once exited 0, as a run that worked; only
+    provider errors exited non-zero (3). One that fails sometimes still exits 0, its errors listed."""
+    (tmp_path / "pt_flaky.py").write_text(
+        "from negotiator import WalkAway\n\nclass make:\n    def __init__(self, role, seed=0, always='1'):\n"
+        "        self.always = always == '1'\n\n    def act(self, view):\n"
+        "        if self.always or view.scenario.id.startswith('furniture'):\n"
+        "            raise KeyError('price_table')\n        return WalkAway()\n"
+    )
+    common = ("--seller", "rule/boulware", "--limit", "3", "--quiet")
+    r = cli(plugin_dir, "eval", "--buyer", "pt_flaky:make", *common, "--out", str(tmp_path / "a"), cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    said = re.sub(r"\s+", " ", r.stdout)
+    assert "3 negotiations ended in an error" in said and "every negotiation failed: 'price_table'" in said
+    r = cli(
+        plugin_dir, "eval", "--buyer", "pt_flaky:make?always=0", *common, "--out", str(tmp_path / "b"), cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    said = re.sub(r"\s+", " ", r.stdout)
+    assert "ended in an error" in said and "every negotiation failed" not in said

@@ -17,6 +17,7 @@ from rich.text import Text
 from ..errors import ProviderError, UsageError
 from .app import (
     DEFAULT_SELLER,
+    EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_UNREACHABLE,
     Unreachable,
@@ -630,9 +631,9 @@ def eval_command(
             "in episodes.jsonl)",
             soft_wrap=True,
         )
-    if rows and len(errors) == len(rows) and all(e and e[0] == "ProviderError" for e in errors):
+    if rows and len(errors) == len(rows):  # nothing scored: a script must not read it as a run that worked
         console.print(f"[bold red]every negotiation failed: {said}[/]")
-        raise typer.Exit(EXIT_UNREACHABLE)
+        raise typer.Exit(EXIT_UNREACHABLE if all(e and e[0] == "ProviderError" for e in errors) else EXIT_FAILURE)
 
 
 def _reference(out_dir: Path, config: dict, rows: list, negotiations: dict[str, str]) -> dict | None:
