@@ -104,7 +104,7 @@ def model_span(tracer: trace.Tracer | None, model: ChatModel, request: ModelRequ
         attrs["gen_ai.request.temperature"] = request.temperature
     if request.max_tokens is not None:
         attrs["gen_ai.request.max_tokens"] = request.max_tokens
-    with tracer.start_as_current_span(f"chat {name}", kind=trace.SpanKind.CLIENT, attributes=attrs) as span:
+    with span_of(tracer, f"chat {name}", kind=trace.SpanKind.CLIENT, attributes=attrs) as span:
         if capture_content():
             span.set_attribute("gen_ai.input.messages", json.dumps(request.messages, ensure_ascii=False))
 
@@ -120,9 +120,34 @@ def model_span(tracer: trace.Tracer | None, model: ChatModel, request: ModelRequ
                     )
             if error is not None:
                 span.set_attribute("error.type", type(error).__name__)
-                span.set_status(trace.Status(trace.StatusCode.ERROR, str(error)[:200]))
+                span.set_status(trace.Status(trace.StatusCode.ERROR, error_description(error)))
 
         yield record
+
+
+@contextmanager
+def span_of(tracer: trace.Tracer, name: str, **kwargs: Any) -> Iterator[trace.Span]:
+    """``tracer.start_as_current_span(name)`` for a span an exception may leave: it is recorded by
+    its kind (``error_description``), not by its text and traceback, unless content capture is on."""
+    with tracer.start_as_current_span(name, record_exception=False, set_status_on_exception=False, **kwargs) as span:
+        try:
+            yield span
+        except Exception as e:
+            if span.is_recording():
+                span.set_status(trace.Status(trace.StatusCode.ERROR, error_description(e)))
+                if capture_content():
+                    span.record_exception(e)
+            raise
+
+
+def error_description(error: BaseException | str, kind: str | None = None) -> str:
+    """A failed span's status description: the error's kind (and HTTP status), not its text, unless
+    content capture is on. A provider's error may quote the request (a server that echoes the
+    prompt, with the floor in it, or the buyer's words) and a party's exception its own values."""
+    if capture_content():
+        return str(error)[:200]
+    status = getattr(error, "status", None)
+    return (kind or type(error).__name__) + (f" (HTTP {status})" if isinstance(status, int) else "")
 
 
 def record_turn(span: trace.Span, turn: TurnRecord) -> None:

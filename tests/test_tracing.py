@@ -163,6 +163,42 @@ async def test_spans_hold_no_message_text_or_private_values_unless_opted_in(trac
     assert "ZEBRA-7781" in _all_text(exporter)
 
 
+async def test_a_provider_error_that_quotes_the_prompt_leaves_no_words_in_spans(traced, monkeypatch):
+    """A server whose error echoes the request (as some proxies do) put the buyer's words, and the
+    seller's prompt with its floor, into the failed spans' status (200 characters of the error's
+    text). The status now says the error's kind and HTTP status; its text only with capture on."""
+    from negotiator.errors import ProviderError
+    from negotiator.testing import FakeReply
+
+    tracer, exporter = traced
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    monkeypatch.delenv("NEGOTIATOR_TRACE_CONTENT", raising=False)
+
+    def echo(req):
+        said = json.dumps(req["messages"][-1:] + req["messages"][:1])
+        return FakeReply(status=400, body={"error": {"message": f"bad request: {said}", "type": "invalid_request"}})
+
+    async def move():
+        with FakeOpenAIServer(echo) as server:
+            seller = SellerAgent("openai/fake", base_url=server.base_url, mode="json", tracer=tracer, strategy=None)
+            sessions = Sessions(seller, InMemorySaver(), tracer=tracer)
+            scenario = generate(0)
+            opened = await sessions.open(scenario.listing())
+            with pytest.raises(ProviderError, match="ZEBRA-7781"):  # the caller is told all of it
+                await sessions.move(opened.id, BuyerMove.offer(scenario.buyer.ideal(scenario.space), SENTINEL))
+
+    await move()
+    (chat,) = [s for s in exporter.get_finished_spans() if s.name == "chat openai/fake"]
+    assert chat.attributes["error.type"] == "ProviderError"
+    assert chat.status.status_code.name == "ERROR" and chat.status.description == "ProviderError (HTTP 400)"
+    text = _all_text(exporter)
+    assert "ZEBRA-7781" not in text and "You are the seller" not in text
+    exporter.clear()
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    await move()
+    assert "ZEBRA-7781" in _all_text(exporter)  # opted in: the check above can fail
+
+
 def _run_traced(env: dict) -> subprocess.CompletedProcess:
     code = textwrap.dedent(
         """

@@ -19,7 +19,7 @@ from ..domain.scenario import Scenario
 from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..plugins import PluginParty
-from ..tracing import get_tracer, record_turn
+from ..tracing import error_description, get_tracer, record_turn
 from ..version import git_commit, package_version
 from .episode import (
     Episode,
@@ -81,7 +81,7 @@ async def run_negotiation(
                 except Exception as e:  # a bug in a party must not take the batch down
                     error = ErrorInfo(type=type(e).__name__, message=str(e)[:1000], party=role)
                 if error is not None:
-                    tspan.set_status(trace.Status(trace.StatusCode.ERROR, error.message[:200]))
+                    tspan.set_status(trace.Status(trace.StatusCode.ERROR, error_description(error.message, error.type)))
                     state.fail(role)
                     break
                 index = state.turn

@@ -78,7 +78,7 @@ from ..errors import (
 )
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..runtime.run import hold_limits
-from ..tracing import get_tracer, record_turn
+from ..tracing import get_tracer, record_turn, span_of
 from .ledger import ledger_for, overlay
 from .moves import BuyerMove, MoveConflict, to_action
 from .state import OpenedSession, SessionState, public_state, replay
@@ -282,7 +282,7 @@ class Sessions:
                 raise MoveConflict(f"a negotiation with id {sid} already exists")
             now = _now()
             token = f"{TOKEN_PREFIX}{sid}_{secrets.token_urlsafe(32)}"
-            with self.tracer.start_as_current_span("negotiation.session") as span:
+            with span_of(self.tracer, "negotiation.session") as span:
                 span.set_attribute("negotiator.session.id", sid)
                 span.set_attribute("negotiator.session.operation", "open")
                 span.set_attribute("negotiator.scenario_id", scenario.id)
@@ -329,7 +329,7 @@ class Sessions:
             except MoveConflict as e:
                 raise MoveConflict(str(e), state=self._public(session_id, values)) from None
             seller_turns: list[dict] = list(values.get("seller_turns", []))
-            with self.tracer.start_as_current_span("negotiation.session") as span:
+            with span_of(self.tracer, "negotiation.session") as span:
                 span.set_attribute("negotiator.session.id", session_id)
                 span.set_attribute("negotiator.session.operation", "move")
                 span.set_attribute("negotiator.scenario_id", scenario.id)
@@ -432,7 +432,7 @@ class Sessions:
         session_id: str,
     ) -> TurnRecord:
         view = PartyView.of(scenario, "seller", moves, limits, negotiation_id=session_id)
-        with self.tracer.start_as_current_span("negotiation.turn") as span:
+        with span_of(self.tracer, "negotiation.turn") as span:
             turn = await self.seller.act(view)  # ProviderError propagates: nothing is stored
             index = state.turn
             try:
