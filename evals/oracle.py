@@ -40,6 +40,7 @@ class OracleSeller:
     """The responsive strategy with the truth about the buyer as its hints (see the module)."""
 
     family = "oracle"
+    keeps_limits = True  # the responsive strategy: within the view's limits (negotiator.runtime.run.hold_limits)
 
     def __init__(
         self,

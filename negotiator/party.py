@@ -192,7 +192,9 @@ class Party(Protocol):
 
     Optional: ``on_end(outcome)`` (async or plain), called once with the episode's ``Outcome``
     when the negotiation is over, before ``aclose``. Parties from outside the package follow
-    docs/plugins.md.
+    docs/plugins.md. A seller's moves pass the guard's limit checks (``runtime.run.hold_limits``)
+    unless its class says ``keeps_limits = True``, as the built-in sellers do that check every
+    move themselves.
     """
 
     spec: str

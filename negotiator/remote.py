@@ -158,6 +158,7 @@ class RemoteSeller:
 
     role = "seller"
     family = "remote"
+    keeps_limits = True  # the remote service's own limits and guard; its replies are recorded as they came
 
     def __init__(self, negotiation: RemoteNegotiation):
         self.negotiation = negotiation

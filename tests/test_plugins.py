@@ -473,6 +473,41 @@ async def test_a_plugin_seller_in_the_service_keeps_the_businesss_hard_limits():
     assert turn.guard is not None and turn.guard.kinds == ["accept_blocked"]
 
 
+class _AppSeller:
+    """A seller an app writes as a Party of its own and passes in, no plugin registry involved."""
+
+    spec, family, role = "app/give-away", "app", "seller"
+
+    async def act(self, view):
+        from negotiator.party import TurnRecord
+
+        return TurnRecord(index=view.turn, party="seller", action=GiveItAway().act(view))
+
+    async def aclose(self):
+        return None
+
+
+async def test_a_party_an_app_passes_in_keeps_the_sellers_limits_too():
+    """Only plugin parties were held to the limits: a Party object given to run_negotiation or to
+    Sessions (the Python API's way) sold below the floor and under the business's hard minimum."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from negotiator import BuyerMove, Sessions
+
+    scenario = generate(0, "furniture")
+    ep = await run_negotiation(_AppSeller(), make_party("rule/conceder", "buyer", seed=0), scenario, seed=0)
+    assert ep.error is None and (not ep.outcome.deal or ep.metrics.seller_utility >= scenario.seller.reservation)
+    offers = [t.action.terms for t in ep.turns if t.party == "seller" and t.action.action == "make_offer"]
+    assert offers and all(scenario.seller.utility(o) >= scenario.seller.reservation for o in offers)
+    assert any(t.guard is not None for t in ep.turns if t.party == "seller")
+
+    sessions = Sessions(_AppSeller(), InMemorySaver())
+    listing = generate(0).listing()
+    opened = await sessions.open(listing, limits={"minimum": {"price": 900}})
+    state = await sessions.move(opened.id, BuyerMove.offer(generate(0).buyer.ideal(listing.space), "Deal at this?"))
+    assert state.status == "open" and state.seller_offer is not None and state.seller_offer["price"] >= 900
+
+
 async def test_a_plugin_that_never_answers_ends_its_negotiation_not_the_batch():
     """An async act() that hung kept `negotiator eval` waiting for ever, without a word."""
     import asyncio

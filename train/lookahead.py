@@ -58,6 +58,7 @@ class _Then:
     """The seller in a playout: ``action`` on turn ``turn``, the strategy's own move after it."""
 
     spec, family = "train/lookahead", "rule"
+    keeps_limits = True  # a menu option or the strategy's move: within the limits already
 
     def __init__(self, strategy: Strategy, turn: int, action: AnyAction):
         self.strategy, self.turn, self.action = strategy, turn, action

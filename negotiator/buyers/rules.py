@@ -90,6 +90,8 @@ _WALK = ["This isn't working for me. I'm walking away.", "We're too far apart. G
 class RuleParty:
     """A rule-based seller or buyer. Spec: ``rule/<strategy>?param=value``."""
 
+    keeps_limits = True  # its strategy offers and accepts within the view's limits only (runtime.run.hold_limits)
+
     def __init__(
         self, strategy: str, role: Role, *, params: dict[str, str] | None = None, seed: int = 0, spec: str | None = None
     ):

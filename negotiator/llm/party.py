@@ -30,6 +30,8 @@ class LLMParty:
     (tools when LiteLLM's capability data says the model supports function calling).
     """
 
+    keeps_limits = True  # its own guard checks every move, message included (runtime.run.hold_limits)
+
     def __init__(
         self,
         model: str | ChatModel,

@@ -18,7 +18,6 @@ from ..domain.protocol import ProtocolState
 from ..domain.scenario import Scenario
 from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
-from ..plugins import PluginParty
 from ..tracing import error_description, get_tracer, record_turn
 from ..version import git_commit, package_version
 from .episode import (
@@ -137,11 +136,12 @@ async def run_negotiation(
 
 
 def hold_limits(party: Party, view: PartyView, turn: TurnRecord, tracer: trace.Tracer) -> TurnRecord:
-    """A plugin seller's move held to the seller's limits by the guard a model's moves pass: an offer
-    below the floor repaired, an accept of terms below it blocked (its words are its author's, left
-    as they are). Any other party's move is returned as it is: the built-in sellers keep their limits
-    themselves. Terms off the listing's grid raise InvalidOffer, as ``play`` would."""
-    if view.role != "seller" or not isinstance(party, PluginParty):
+    """A seller's move held to the seller's limits by the guard a model's moves pass: an offer below the
+    floor repaired, an accept of terms below it blocked (its words are its author's, left as they are).
+    For every seller but those that keep their limits themselves (``keeps_limits``: the built-in rule,
+    model and oracle sellers; a remote seller keeps its own service's): a plugin's, or any ``Party`` an
+    app passes in. Terms off the listing's grid raise InvalidOffer, as ``play`` would."""
+    if view.role != "seller" or getattr(party, "keeps_limits", False):
         return turn
     from ..llm.guard import Guard  # loaded for a plugin seller only: rule-only runs start without it
 
