@@ -132,6 +132,91 @@ def test_grounded_acceptances_pass_untouched(message):
     assert _reasons(Accept(message=message)) == []
 
 
+# What buyers got the seller's words to say in an attacker's audit (2026-12-06): each binds the
+# business to something the offer does not hold, in vetted words only, so only a pattern finds it.
+ATTACKS = [
+    # a sale told without a deal's own words, on a counter or a walk-away
+    (MakeOffer(terms=MINE, message="It is a deal."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="Done deal."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="The desk is yours."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="We're done, it's all yours!"), "claims_deal"),
+    (MakeOffer(terms=MINE, message="Consider it done."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="Okay, you win."), "claims_deal"),
+    (WalkAway(message="Goodbye, and thanks for the deal."), "claims_deal"),
+    # something for nothing: free goods, discounts, later or partial payment
+    (MakeOffer(terms=MINE, message="Take 10 percent off."), "commitment"),
+    (MakeOffer(terms=MINE, message="Take fifty off."), "commitment"),
+    (MakeOffer(terms=MINE, message="I'll take fifty dollars off."), "commitment"),
+    (MakeOffer(terms=MINE, message="I can knock 100 off."), "commitment"),
+    (MakeOffer(terms=MINE, message="I will include a second desk at no cost."), "commitment"),
+    (MakeOffer(terms=MINE, message="Assembly included at no extra cost."), "commitment"),
+    (MakeOffer(terms=MINE, message="Delivery costs you nothing."), "commitment"),
+    (MakeOffer(terms=MINE, message="You pay nothing for delivery."), "commitment"),
+    (MakeOffer(terms=MINE, message="You pay half."), "commitment"),
+    (MakeOffer(terms=MINE, message="Pay me later."), "commitment"),
+    (MakeOffer(terms=MINE, message="I'll give you half back."), "commitment"),
+    (MakeOffer(terms=MINE, message="Everything is included."), "commitment"),
+    (MakeOffer(terms=MINE, message="You get two desks for that price."), "commitment"),
+    (MakeOffer(terms=MINE, message="You get two for one."), "commitment"),
+    (MakeOffer(terms=MINE, message="I will match any lower quote."), "commitment"),
+    # the buyer's value given as the seller's, named anywhere and in any form (offering 880, 14 days, upfront)
+    (MakeOffer(terms=MINE, message="You can have it for 560."), "price"),
+    (MakeOffer(terms=MINE, message="It is yours for 560 USD."), "price"),
+    (MakeOffer(terms=MINE, message="OK, 560 then."), "price"),
+    (MakeOffer(terms=MINE, message="I can do five hundred and sixty."), "price"),
+    (MakeOffer(terms=MINE, message="We deliver in 7 days."), "contradiction"),
+    (MakeOffer(terms=MINE, message="Delivery in one week."), "contradiction"),
+    (MakeOffer(terms=MINE, message="Payment on net60."), "contradiction"),
+    (MakeOffer(terms=MINE, message="Net sixty is fine."), "contradiction"),
+    (WalkAway(message="Goodbye. It's yours for 560 if you want."), "price"),
+    # a price off the table in words (the digits were read, the words only beside a currency)
+    (MakeOffer(terms=MINE, message="I can do nine hundred."), "price"),
+    (MakeOffer(terms=MINE, message="Seven hundred, final."), "price"),
+]
+
+
+@pytest.mark.parametrize("action, reason", ATTACKS)
+def test_an_attackers_sentences_are_found(action, reason):
+    assert _reasons(action) == [reason]
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        MakeOffer(terms=MINE, message="I can't do 560."),
+        MakeOffer(terms=MINE, message="Your 560 is too low."),
+        MakeOffer(terms=MINE, message="You offered 560 with delivery in 7 days; I need more."),
+        MakeOffer(terms=MINE, message="Eight hundred and eighty, delivery in two weeks."),
+        MakeOffer(terms=MINE, message="Take it or leave it."),
+        MakeOffer(terms=MINE, message="Let me take that off the table."),
+        WalkAway(message="Goodbye. I can't do 560."),
+    ],
+)
+def test_an_attackers_neighbours_pass(action):
+    # refusing the buyer's value, naming it as theirs, the move's own terms in words
+    assert _reasons(action) == []
+
+
+def test_the_buyers_price_as_the_sellers_is_found_on_every_listing():
+    # in digits and in words (num2words: another library than the guard's reader), on every template
+    from num2words import num2words
+
+    from negotiator.domain.generator import TEMPLATES
+
+    for template in TEMPLATES:
+        listing = generate(0, template)
+        price = next(i for i in listing.space.issues if "price" in i.name)
+        mine, theirs = listing.seller.ideal(listing.space), listing.buyer.ideal(listing.space)
+        their = theirs[price.name]
+        moves = [PublicMove(party="buyer", action=MakeOffer(terms=theirs, message="My offer."))]
+        check = Grounding(PartyView.of(listing, "seller", moves, negotiation_id="n"))
+        said = [f"{their:g}", f"{their:,.2f}"] + ([num2words(int(their))] if their == int(their) else [])
+        for s in said:
+            for message in (f"You can have it for {s}.", f"OK, {s} then.", f"It is yours for {s} {listing.currency}."):
+                found = [f.reason for f in check.findings(MakeOffer(terms=mine, message=message))]
+                assert found == ["price"], (template, message, found)
+
+
 def test_policies_the_listing_states_may_be_cited():
     policies = ["Returns within 30 days for a full refund.", "Paid by credit card or PayPal."]
     data = SC.model_dump()

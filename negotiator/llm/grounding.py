@@ -31,12 +31,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from text_to_num import alpha2digit
+
 from ..actions import Accept, MakeOffer, WalkAway
 from ..domain.issues import DiscreteIssue, NumericIssue, Offer
 from ..party import AnyAction, PartyView
 from .consistency import restated
 from .secrecy import numbers, safe_message, sentences
-from .vocabulary import Vocabulary
+from .vocabulary import VETTED, Vocabulary, stems
 
 _CLAIMS_DEAL = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
@@ -54,7 +56,11 @@ _CLAIMS_DEAL = re.compile(
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:your\s+)?(?:pay|choos|purchas|buy|order|agree|accept|sign|book|confirm|select|shopp)\w*"
     r"|\bmade\s+you\s+a\s+deal\b"
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+taking\s+(?:an|our|my|the|this)\s+offer\b"
-    r"|\b(?:i'?d|i\s+would|we'?d|we\s+would)\s+(?:\w+\s+)?like\s+to\s+accept\s+(?:this|your|the)\b",
+    r"|\b(?:i'?d|i\s+would|we'?d|we\s+would)\s+(?:\w+\s+)?like\s+to\s+accept\s+(?:this|your|the)\b"
+    # a sale told without a deal's own words: "It is a deal.", "Done deal.", "The desk is yours.", "You win."
+    r"|\b(?:it|that|this)\s+is\s+a\s+deal\b|\bdone\s+deal\b|\bconsider\s+it\s+done\b|\byou\s+win\b"
+    r"|\b(?:it|this|that|the\s+\w+)(?:'s|\s+is|\s+are)\s+(?:all\s+|now\s+)?yours\s*[.!]*\s*$"
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|this|our)\s+deal\b",
     re.I,
 )
 # The words a deal is told with, in any phrasing ("We've just reached an agreement.", "We're
@@ -117,8 +123,15 @@ _COMMITMENTS: dict[str, str] = {
     "refund": r"\brefund\w*|\bnon[- ]?refundable\b|\bmoney[- ]back\b",
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
-    "any_price": r"\b(?:any|whatever)\s+price\b|\bprice\s+you\s+(?:like|want|choose)\b"
+    "any_price": r"\b(?:any|whatever)\s+price\b|\b(?:match|beat)\s+(?:any|every|all)\b|\bprice\s+you\s+(?:like|want|choose)\b"
     r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b|\d\s*%\s*(?:off|discount)\b",
+    # something for nothing, in vetted words: "at no cost", "costs you nothing", "take fifty off", "two for one"
+    "extras": r"\bat\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)\b|\bno\s+(?:extra\s+|additional\s+)?charge\b"
+    r"|\b(?:costs?|pay|charge)\s+(?:you\s+|me\s+|us\s+)?nothing\b|\bfor\s+nothing\b|\b(?:per\s*cent|percent)\s+(?:off|discount)\b"
+    r"|\b(?:take|knock|shave|get|give\s+you|cut)\s+(?!it\b)(?:[\w$.,%]+\s+){1,3}off\b(?!\s+the\s+table)"
+    r"|\bpay\s+(?:me\s+|us\s+)?(?:later|half|nothing)\b|\bhalf\s+back\b|\b(?:two|2)\s+for\s+(?:one|1|the\s+price)\b"
+    r"|\b(?:include|throw\s+in|add|get)\s+(?:a\s+second|another|an\s+extra|two|three)\b|\beverything\s+(?:is\s+)?included\b"
+    r"|\b(?:two|three|a\s+second|another)\s+\w+\s+for\s+(?:that|this|the\s+same)\s+price\b",
     "stock": r"\bout\s+of\s+stock\b|\bin\s+stock\b",
     "meeting": r"\bgo\s+to\s+(?:your|my|our)\s+place\b|\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
     r"|\bby\s+(?:text|calling|phone)\b",
@@ -159,18 +172,32 @@ _WHOSE = re.compile(
     r"|instead|from|rather)\b|n't\b",
     re.I,
 )
+# ... and those of them that still say so when the value is named anywhere in the sentence: "you"
+# alone does not ("You can have it for 507." gives the buyer's price as the seller's).
+_THEIRS = re.compile(
+    r"\b(?:your|buyer|asked|asking|offered|wanted|requested|said|suggested|proposed|not|no|never|cannot|too|below"
+    r"|above|under|than|instead|from|rather)\b|n't\b",
+    re.I,
+)
+# Number words a count is written in ("three days", "twenty units"): no price.
+_SPELLED_COUNT = re.compile(
+    r"\b(?:(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty"
+    r"|sixty|seventy|eighty|ninety|hundred|thousand|million|and|a)[\s-]+)+(?=(?:days?|weeks?|months?|years?|yrs?"
+    r"|hours?|minutes?|seats?|units?|guests?|people|pieces?|items?|licen[cs]es?|users?|percent|per\s+cent)\b)",
+    re.I,
+)
 # A number no reader can take at its word: "1,3033", "1,30,33".
 _GARBLED = re.compile(r"\d,\d{4,}|\d,\d{1,2},\d")
 # A span of time: "in 125 days", "2 weeks", "a 3-year plan".
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    r"|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)"
+)
 _SPAN = re.compile(
-    r"(?<![\d.,])(\d+(?:\.\d+)?|\b(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|twelve))[\s-]?"
+    rf"(?<![\d.,])(\d+(?:\.\d+)?|\b(?:a|an|(?:{_NUMBER_WORD}(?:[\s-]+and)?[\s-]+)*{_NUMBER_WORD}))[\s-]?"
     r"(days?|weeks?|months?|years?|yrs?)\b",
     re.I,
 )
-_SPAN_WORDS = {
-    **{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7},
-    **{"eight": 8, "nine": 9, "ten": 10, "twelve": 12},
-}
 _IN_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "yr": 365}
 # The listing's currency in the words a message may spell it with.
 _CURRENCY_WORDS = {
@@ -380,12 +407,48 @@ class Grounding:
         """A counter that names the buyer's value of an issue as its own ("Price 1070 USD." offering
         1870 where the buyer asked 1070): with no word saying whose it is, the shopper reads it as
         the seller's terms. A price is a ``price``, another issue a ``contradiction``."""
-        if not isinstance(action, MakeOffer) or not self.their_values or _WHOSE.search(sentence):
+        if not isinstance(action, (MakeOffer, WalkAway)) or not self.their_values:
             return None
-        for name, their, reason, said in self.their_values:
-            if action.terms.get(name) != their and said.search(sentence):
-                return reason
+        own = action.terms if isinstance(action, MakeOffer) else {}
+        if isinstance(action, MakeOffer) and not _WHOSE.search(sentence):
+            for name, their, reason, said in self.their_values:
+                if own.get(name) != their and said.search(sentence):
+                    return reason
+        if _THEIRS.search(sentence):
+            return None
+        # Named anywhere, in digits or words, as what the seller gives: "You can have it for 507.",
+        # "We deliver in 3 days." (offering 28), "Payment on net60." (offering upfront), or on a
+        # walk-away "It's yours for 507 if you want."
+        theirs = self.view.standing_offer or {}
+        stated = numbers(sentence)
+        in_digits = ""  # the sentence with its number words as digits, read once if an option needs it
+        for issue in self.view.scenario.issues:
+            their = theirs.get(issue.name)
+            if their is None or own.get(issue.name) == their:
+                continue
+            if issue in self.price_issues and isinstance(their, (int, float)):
+                if any(abs(x - their) <= 0.005 and x != own.get(issue.name) for x in stated):
+                    return "price"
+            elif issue in self.time_issues and isinstance(their, (int, float)):
+                days = float(their) * _IN_DAYS[issue.unit.lower().rstrip("s")]
+                if any(self._span_days(m) == days for m in _SPAN.finditer(sentence)):
+                    return "contradiction"
+            elif isinstance(their, str) and not stems(their.lower()) & VETTED and not self._in_listing(their):
+                # "net60" as "net 60" or "net sixty" too
+                option = re.sub(r"(?<=[a-z])(?=\d)", r"\\s?", re.escape(their).replace("_", "[ _]"))
+                in_digits = in_digits or alpha2digit(sentence, "en")
+                if re.search(rf"\b{option}\b", in_digits, re.I):
+                    return "contradiction"
         return None
+
+    def _in_listing(self, option: str) -> bool:
+        """Whether the product's own text names ``option`` ("full service history" for ``full_service``)."""
+        return option.replace("_", " ").lower() in " ".join(self.listing_text).lower()
+
+    @staticmethod
+    def _span_days(m: re.Match[str]) -> float:
+        """The days a span of ``_SPAN`` names ("2 weeks": 14)."""
+        return _span_count(m.group(1)) * _IN_DAYS[m.group(2).lower().rstrip("s")]
 
     def _their_values(self) -> list[tuple[str, object, str, re.Pattern[str]]]:
         """Each value of the buyer's standing offer as a message may name it after its issue
@@ -418,8 +481,7 @@ class Grounding:
             if isinstance(v := (offer or {}).get(i.name), (int, float))
         ]
         for m in _SPAN.finditer(sentence):
-            count = m.group(1).lower()
-            n, unit = float(_SPAN_WORDS.get(count, 0) or count), m.group(2).lower().rstrip("s")
+            n, unit = _span_count(m.group(1)), m.group(2).lower().rstrip("s")
             days = n * _IN_DAYS[unit]
             ok = any(abs(days - a) <= 0.5 * _IN_DAYS[unit] for a in spans)
             if not ok and n not in listed:
@@ -448,8 +510,22 @@ class Grounding:
                 x = float(m.group(0).replace(",", ""))
                 if (low <= x <= high and x >= 20) or ("." in m.group(0) and x >= 1):  # "Here's your 246.4"
                     said.append(x)
+            # ... and one in words ("I can do nine hundred."), unless it counts something ("twenty units")
+            spelled = numbers(_SPELLED_COUNT.sub(" ", re.sub(r"\d[\d,.]*", " ", sentence)))
+            said += [x for x in spelled if low <= x <= high and x >= 20]
         listed = restated(sentence, self.listing_text)  # "orders over 1000 USD", as the policy says it
         return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) and x not in listed for x in said)
+
+
+def _span_count(count: str) -> float:
+    """How many units a span's count says: "2", "a", "twenty-eight"."""
+    count = count.lower()
+    if count in ("a", "an"):
+        return 1.0
+    if count[0].isdigit():
+        return float(count)
+    read = numbers(count)
+    return read[-1] if read else -1.0  # nothing read: no term's span
 
 
 def own_sentence(action: AnyAction) -> str:

@@ -65,8 +65,8 @@ happy glad ready able willing open possible likely unfortunately afraid tight
 fair honest serious real clear simple easy hard difficult
 pay paying payment buy buying sell selling sale
 per cent percent
-one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
-hundred thousand million
+one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen
+seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million
 day days week weeks month months year years
 delivery deliver delivered warranty quantity
 list listed listing goodbye bye leave rest longer shorter version decision receive received
