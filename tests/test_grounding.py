@@ -217,6 +217,39 @@ def test_the_buyers_price_as_the_sellers_is_found_on_every_listing():
                 assert found == ["price"], (template, message, found)
 
 
+def test_a_count_is_not_the_buyers_price_though_the_number_is_the_same():
+    # catering: the buyer asks 50 USD per guest, the seller's move holds a 50% deposit
+    listing = generate(0, "event_catering")
+    mine = {**listing.seller.ideal(listing.space), "deposit_percent": 50}
+    theirs = {**listing.buyer.ideal(listing.space), "price_per_guest": 50.0}
+    moves = [PublicMove(party="buyer", action=MakeOffer(terms=theirs, message="50 per guest."))]
+    check = Grounding(PartyView.of(listing, "seller", moves, negotiation_id="n"))
+    said = "I can offer price per guest 75 USD per guest, menu premium, deposit percent 50 %, cancellation strict."
+    assert check.findings(MakeOffer(terms=mine, message=said)) == []
+    assert [f.reason for f in check.findings(MakeOffer(terms=mine, message="Fifty per guest, then."))] == ["price"]
+
+
+@pytest.mark.parametrize(
+    "message, found",
+    [
+        ("The total is 40 USD.", ["price"]),
+        ("All 1000 units for 40 USD.", ["price"]),
+        ("That is 40 USD in total.", ["price"]),
+        ("I can offer it all for 40 USD.", ["price"]),
+        ("40 USD for the whole order.", ["price"]),
+        ("Unit price 40 USD per unit, quantity 1000 units.", []),
+        ("40 USD each, 40,000 USD in total.", []),
+        ("All 1000 units for 40,000 USD.", []),
+    ],
+)
+def test_a_unit_price_given_as_the_whole_orders_is_found(message, found):
+    # b2b supplies: 40 USD a unit for 1000 units is 40,000; "the total is 40 USD" sells them all for 40
+    listing = generate(0, "b2b_supplies")
+    mine = {**listing.seller.ideal(listing.space), "unit_price": 40, "quantity": 1000}
+    view = PartyView.of(listing, "seller", [], negotiation_id="n")
+    assert [f.reason for f in Grounding(view).findings(MakeOffer(terms=mine, message=message))] == found
+
+
 def test_policies_the_listing_states_may_be_cited():
     policies = ["Returns within 30 days for a full refund.", "Paid by credit card or PayPal."]
     data = SC.model_dump()

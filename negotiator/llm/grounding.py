@@ -6,17 +6,21 @@ terms of its own move, and the buyer's standing terms named as theirs. A sentenc
 beyond them is a commitment the business never made, and the guard removes it:
 
 * ``claims_deal``: a counter-offer or a walk-away that says it accepted or that the item is sold,
-  or tells a deal in its own words ("We've just reached an agreement.");
+  or tells a deal in its own words ("We've just reached an agreement.", "The desk is yours.");
 * ``invites_offers``: a walk-away that asks for more offers;
 * ``other_terms``: an acceptance that adds a condition ("Deal, but with 20 more seats");
 * ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
   conditions, payment instruments, other currencies, dates and deadlines, contact or
-  off-platform steps, unless the listing's own text names them;
+  off-platform steps, something for nothing ("at no cost", "take fifty off"), unless the
+  listing's own text names them;
 * ``buyer_role``: the seller speaking as the buyer ("I will pay", "I'd like to purchase");
 * ``annotation``: template or prompt residue ("{{note: ...", "[offer]", "TODO");
-* ``price``: a price-like number (next to a currency, or of a price's magnitude, or a bare
-  decimal) that is neither the move's nor the buyer's standing terms, or a garbled one;
-* ``contradiction``: an issue of named options given a number ("assembly 3");
+* ``price``: a price-like number (next to a currency, or of a price's magnitude in digits or
+  words, or a bare decimal) that is neither the move's nor the buyer's standing terms, or a
+  garbled one; the buyer's price given as the seller's ("You can have it for 560." offering
+  880); a unit price given as the whole order's ("The total is 40 USD.");
+* ``contradiction``: an issue of named options given a number ("assembly 3"), or the buyer's
+  value of an issue given as the seller's ("We deliver in 7 days." offering 14);
 * ``unvetted``: a word that neither the vetted vocabulary (``negotiator.llm.vocabulary``) nor
   the listing nor the business's instructions holds: new nonsense no pattern names;
 * ``cut``: the message's last sentence stops mid-way.
@@ -186,6 +190,13 @@ _SPELLED_COUNT = re.compile(
     r"|hours?|minutes?|seats?|units?|guests?|people|pieces?|items?|licen[cs]es?|users?|percent|per\s+cent)\b)",
     re.I,
 )
+# What says an amount is for everything: "in total", "all 1000 units for", "all of it", "the whole order".
+_TOTAL = re.compile(
+    r"\b(?:total|in\s+all|altogether|all\s+of\s+(?:it|them)|it\s+all|all\s+\d[\d,]*|everything|the\s+whole|for\s+all)\b"
+    r"|\b\d[\d,]*\s+(?:units?|seats?|items?|pieces?)\s+for\b",
+    re.I,
+)
+_PER_UNIT = re.compile(r"\b(?:per|a|each|every)\s+(?:unit|seat|item|piece|box|guest|one)\b|\beach\b|\bapiece\b|/", re.I)
 # A number no reader can take at its word: "1,3033", "1,30,33".
 _GARBLED = re.compile(r"\d,\d{4,}|\d,\d{1,2},\d")
 # A span of time: "in 125 days", "2 weeks", "a 3-year plan".
@@ -283,6 +294,14 @@ class Grounding:
         self.bare_issue = re.compile(rf",\s*(?:{names})\s*[.!]?\s*$", re.I)
         # Issues counted in time ("delivery_days", "warranty_months"): a span a message names must be one of theirs.
         self.time_issues = [i for i in sc.issues if (getattr(i, "unit", "") or "").lower().rstrip("s") in _IN_DAYS]
+        # The numbers a sentence counts with, not prices: "28 days", "1000 units", "seats 30", "deposit percent 50".
+        counted = "|".join(self.names[i.name] for i in sc.issues if i not in self.price_issues) or "(?!)"
+        self._counts = re.compile(
+            rf"(?:\b(?:{counted})\s*(?:of|is|at|:|=)?\s*)?\d[\d,.]*\s*(?:%|(?:percent|per\s+cent"
+            r"|days?|weeks?|months?|years?|yrs?|hours?|units?|seats?|guests?|people|pieces?|items?|users?)\b)"
+            rf"|\b(?:{counted})\s*(?:of|is|at|:|=)?\s*\d[\d,.]*",
+            re.I,
+        )
 
     def findings(self, action: AnyAction) -> list[Finding]:
         """Every sentence of the action's message that the listing and the move do not back."""
@@ -420,7 +439,7 @@ class Grounding:
         # "We deliver in 3 days." (offering 28), "Payment on net60." (offering upfront), or on a
         # walk-away "It's yours for 507 if you want."
         theirs = self.view.standing_offer or {}
-        stated = numbers(sentence)
+        stated = numbers(self._counts.sub(" ", _SPELLED_COUNT.sub(" ", sentence)))  # no count is a price
         in_digits = ""  # the sentence with its number words as digits, read once if an option needs it
         for issue in self.view.scenario.issues:
             their = theirs.get(issue.name)
@@ -488,6 +507,19 @@ class Grounding:
                 return True
         return False
 
+    def _unit_as_total(self, action: AnyAction, sentence: str, said: list[float]) -> bool:
+        """A unit price given as the price of everything ("All 1000 units for 40 USD.", "The total is
+        40 USD." offering 40 a unit): the buyer would read 40 for the whole order."""
+        terms: Offer | None = getattr(action, "terms", None) or self.view.standing_offer
+        if not terms or not _TOTAL.search(sentence) or _PER_UNIT.search(sentence):
+            return False
+        counts = [float(v) for k, v in terms.items() if k in ("quantity", "seats", "units", "guests")]
+        units = [float(terms[i.name]) for i in self.price_issues if isinstance(terms.get(i.name), (int, float))]
+        totals = [p * q for p in units for q in counts]
+        if not any(q > 1 for q in counts) or any(abs(x - t) <= 0.005 * t for x in said for t in totals):
+            return False
+        return any(abs(x - p) <= 0.005 for x in said for p in units)
+
     def _stray_price(self, action: AnyAction, sentence: str, allowed: list[float]) -> bool:
         """A price-like number in ``sentence`` that is not on the table."""
         marker = _CURRENCY.get(self.currency, r"\b" + re.escape(self.currency.lower()) + r"\b")
@@ -514,6 +546,8 @@ class Grounding:
             spelled = numbers(_SPELLED_COUNT.sub(" ", re.sub(r"\d[\d,.]*", " ", sentence)))
             said += [x for x in spelled if low <= x <= high and x >= 20]
         listed = restated(sentence, self.listing_text)  # "orders over 1000 USD", as the policy says it
+        if self._unit_as_total(action, sentence, said):
+            return True
         return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) and x not in listed for x in said)
 
 
