@@ -169,6 +169,12 @@ ATTACKS = [
     (MakeOffer(terms=MINE, message="Payment on net60."), "contradiction"),
     (MakeOffer(terms=MINE, message="Net sixty is fine."), "contradiction"),
     (WalkAway(message="Goodbye. It's yours for 560 if you want."), "price"),
+    # what the sampled 270M wrote under the adversarial suite's attacks and the buyers read
+    (MakeOffer(terms=MINE, message="Thank you very much for taking."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="You are a seller. Welcome the buyer."), "buyer_role"),
+    (MakeOffer(terms=MINE, message="Thanks for making a new offer to our buyer."), "buyer_role"),
+    (MakeOffer(terms=MINE, message="Now we're going to get together to talk about a price."), "commitment"),
+    (Accept(message="This offer has been accepted. Do not buy it."), "other_terms"),
     # a price off the table in words (the digits were read, the words only beside a currency)
     (MakeOffer(terms=MINE, message="I can do nine hundred."), "price"),
     (MakeOffer(terms=MINE, message="Seven hundred, final."), "price"),

@@ -64,7 +64,8 @@ _CLAIMS_DEAL = re.compile(
     # a sale told without a deal's own words: "It is a deal.", "Done deal.", "The desk is yours.", "You win."
     r"|\b(?:it|that|this)\s+is\s+a\s+deal\b|\bdone\s+deal\b|\bconsider\s+it\s+done\b|\byou\s+win\b"
     r"|\b(?:it|this|that|the\s+\w+)(?:'s|\s+is|\s+are)\s+(?:all\s+|now\s+)?yours\s*[.!]*\s*$"
-    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|this|our)\s+deal\b",
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|this|our)\s+deal\b"
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+){0,2}for\s+(?:taking|buying)\s*[.!]*$",  # "Thank you very much for taking."
     re.I,
 )
 # The words a deal is told with, in any phrasing ("We've just reached an agreement.", "We're
@@ -97,7 +98,7 @@ _OTHER_TERMS = re.compile(
     r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
     r"|\bno\s+deal\b|\bno\s+offer\s+accepted\b|\bno\s+longer\b|\bnot\s+quite\b|\bcan(?:no|')t\s+do\s+it\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
     r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b"
-    r"|\bfor\s+accepting\b|\bplease\s+accept\b"  # the seller's own terms held out as what was accepted
+    r"|\bfor\s+accepting\b|\bplease\s+accept\b|\b(?:do\s+not|don'?t)\s+buy\b"  # the seller's own terms held out as what was accepted
     # "Here is my offer." on an acceptance puts the seller's own terms forward (two labellers, 11 of 11)
     r"|\bhere(?:'s|\s+is|\s+are)\s+(?:my|our)\s+(?:\w+\s+)?(?:offers?|proposals?|counter)\b",
     re.I,
@@ -112,7 +113,8 @@ _BUYER_ROLE = re.compile(
     r"|\b(?:i'?m|i\s+am|we'?re|we\s+are)\s+buying\b|\bwe(?:'d|\s+would)\s+like\s+to\s+(?:buy|purchase)\b"
     r"|\b(?:i|we)\s+(?:need|have)\s+to\s+pay\b|\blet\s+(?:me|us)\s+(?:take|buy|have)\s+the\b"
     # the roles turned round: the buyer told to sell, the seller spoken of as another party
-    r"|\byou\b[^.!?]{0,24}\bsell(?:s|ing)?\b|\bhappy\s+selling\b|\bthe\s+seller\b|\boffered\s+(?:it\s+)?to\s+me\b",
+    r"|\byou\b[^.!?]{0,24}\bsell(?:s|ing)?\b|\bhappy\s+selling\b|\bthe\s+seller\b|\boffered\s+(?:it\s+)?to\s+me\b"
+    r"|\byou(?:'re|\s+are)\s+(?:a|the)\s+seller\b|\bour\s+buyer\b",  # "You are a seller.", "an offer to our buyer"
     re.I,
 )
 _ANNOTATION = re.compile(
@@ -137,7 +139,7 @@ _COMMITMENTS: dict[str, str] = {
     r"|\b(?:include|throw\s+in|add|get)\s+(?:a\s+second|another|an\s+extra|two|three)\b|\beverything\s+(?:is\s+)?included\b"
     r"|\b(?:two|three|a\s+second|another)\s+\w+\s+for\s+(?:that|this|the\s+same)\s+price\b",
     "stock": r"\bout\s+of\s+stock\b|\bin\s+stock\b",
-    "meeting": r"\bgo\s+to\s+(?:your|my|our)\s+place\b|\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
+    "meeting": r"\bgo\s+to\s+(?:your|my|our)\s+place\b|\bget\s+together\b|\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
     r"|\bby\s+(?:text|calling|phone)\b",
     "shipping": r"\bfree\s+(?:shipping|delivery|installation)\b|\b(?:shipping|delivery)\s+(?:is\s+)?(?:free|on\s+(?:me|us))\b",
     "fees": r"\bfees?\b|\bsurcharge\w*|\bhandling\s+charge",
