@@ -98,6 +98,36 @@ def test_the_strategys_sentence_names_the_move_and_its_terms():
         assert issue.name.replace("_", " ") in text
 
 
+@pytest.mark.parametrize("cid", ["step", "big_step", "hold"])
+def test_the_strategys_sentence_does_not_say_it_moves_where_it_does_not(cid):
+    """A move worth no less to the seller than its last offer is no "move to" or "come a long way",
+    and a hold that changes the terms' worth is no "stay at" (built here: not seen in play)."""
+    from negotiator.actions import MakeOffer
+    from negotiator.llm.assist import parse_answer
+
+    words = Strategy.named("responsive", {"menu": "moves", "words": "strategy"})
+
+    def after(sc, own):  # the seller's view once it offered ``own`` and the buyer countered at its ideal
+        mine = [PublicMove(party="seller", action=MakeOffer(terms=own, message="x"))]
+        theirs = [PublicMove(party="buyer", action=MakeOffer(terms=sc.buyer.ideal(sc.space), message="y"))]
+        return PartyView.of(sc, "seller", mine + theirs if sc.opener == "seller" else theirs + mine + theirs)
+
+    for seed in range(40):  # a listing where the strategy has this move
+        sc = generate(seed)
+        advice = words.advise(after(sc, sc.seller.ideal(sc.space)).situation())
+        if cid in advice.choices:
+            break
+    view = after(sc, sc.buyer.ideal(sc.space))  # its last offer was the buyer's ideal: any move takes ground back
+    terms = dict(advice.candidate(cid).terms)
+    said = {"step": "I can move to ", "big_step": "I can come a long way: ", "hold": "I'll stay at "}[cid]
+    toward = -0.05 if cid != "hold" else 0.0
+    assert move_sentence(MakeOffer(terms=terms), advice, sc.space, since_last=toward).startswith(said)
+    assert move_sentence(MakeOffer(terms=terms), advice, sc.space, since_last=0.05).startswith("Here is my offer: ")
+    # ... and parse_answer works it out from the seller's last offer: here the buyer's ideal, worth less
+    back = parse_answer({"action": "make_offer", "choice": cid}, advice, view)
+    assert back.message.startswith("Here is my offer: "), back.message
+
+
 async def test_the_strategys_first_sentence_offers_and_does_not_stay_at_an_offer_never_made():
     """Before, a seller whose first move was to hold said "I'll stay at ..." to a buyer it had offered
     nothing (every shopper of the default saw it)."""

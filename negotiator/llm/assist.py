@@ -126,7 +126,14 @@ def parse_answer(data: dict[str, Any], advice: Advice, view: PartyView) -> AnyAc
     action = _action_of(data, advice, view)
     if advice.words == "strategy":
         opening = not any(m.party == view.role and isinstance(m.action, MakeOffer) for m in view.transcript)
-        return action.model_copy(update={"message": move_sentence(action, advice, view.space, opening=opening)})
+        last = view.own_last_offer
+        worth = (
+            None
+            if last is None or not isinstance(action, MakeOffer)
+            else view.utility(action.terms) - view.utility(last)
+        )
+        sentence = move_sentence(action, advice, view.space, opening=opening, since_last=worth)
+        return action.model_copy(update={"message": sentence})
     return action
 
 
@@ -216,10 +223,14 @@ _SENTENCES = {
 }
 
 
-def move_sentence(action: AnyAction, advice: Advice, space: OutcomeSpace, *, opening: bool = False) -> str:
+def move_sentence(
+    action: AnyAction, advice: Advice, space: OutcomeSpace, *, opening: bool = False, since_last: float | None = None
+) -> str:
     """The strategy's own sentence for a move (``words="strategy"``): the terms and nothing else,
     so a decision-only seller says nothing its listing and its move do not hold. ``opening``: the
-    seller has offered nothing yet, so it cannot "stay at" or "move to" anything."""
+    seller has offered nothing yet, so it cannot "stay at" or "move to" anything. ``since_last``:
+    what the move is worth to the seller less its last offer; a move that gives the buyer nothing
+    does not "move" or "come a long way", and one that changes the terms does not "stay"."""
     if isinstance(action, Accept):
         return "Deal, thank you."
     if isinstance(action, WalkAway):
@@ -227,5 +238,9 @@ def move_sentence(action: AnyAction, advice: Advice, space: OutcomeSpace, *, ope
     cid = advice.choice_of(action.terms)
     if opening and cid != "final":
         return f"I can offer {terms_in_words(space, action.terms)}."
+    if since_last is not None and (
+        (cid in ("step", "big_step") and since_last >= -1e-9) or (cid == "hold" and abs(since_last) > 1e-9)
+    ):
+        cid = None  # the words would say the move goes where it does not
     template = _SENTENCES.get(cid or "", "Here is my offer: {terms}.")
     return template.format(terms=terms_in_words(space, action.terms))
