@@ -77,6 +77,21 @@ def test_units_and_issue_names_attribute_numbers():
     assert found == 2 and out == "Delivery in 7 days and the price is 950."
 
 
+@pytest.mark.parametrize(
+    "said", ["You can pay within 60 days.", "You can pay in 150 days.", "The cost is 60 days of work."]
+)
+def test_a_count_of_days_is_never_corrected_into_the_price(said):
+    # Before, a money word near a number of days made it the price: "You can pay within 1,014 days."
+    sc = generate(0)
+    terms = {"price": 1014, "delivery_days": 28, "assembly": "none", "payment_terms": "upfront"}
+    out, _ = Checker(sc.space, sc.currency).correct(said, terms)
+    assert "1,014" not in out and "1014" not in out
+    moves = [PublicMove(party="buyer", action=MakeOffer(terms={**terms, "price": 507}, message="507?"))]
+    view = PartyView.of(sc, "seller", moves)
+    checked, guard = Guard(view).check(MakeOffer(terms=terms, message=said))
+    assert checked.message == "Here is my offer." and guard is not None  # a span no term holds goes
+
+
 def test_nothing_left_means_a_message_written_from_the_terms():
     sc = used_car()
     terms = {**sc.seller.ideal(sc.space), "price": 20100, "inspection": "as_is"}

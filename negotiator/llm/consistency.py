@@ -88,6 +88,9 @@ _STOP = frozenset(
     "a an the of to in on at by for is are be it its this that with and or from as per".split()
     + ["usd", "eur", "gbp", "dollars", "euros", "pounds"]
 )
+_COUNTS = frozenset(
+    "day days week weeks month months year years yr yrs hour hours unit units seat seats guest guests".split()
+)
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -187,6 +190,9 @@ class Checker:
         clause_after = _WORD.findall(_CLAUSE.split(tail, maxsplit=1)[0])[:_NEAR]
         before = _WORD.findall(head)[-_NEAR:]
         after = _WORD.findall(tail)[:_NEAR]
+        # A number that counts days, months or units is no price, whatever money word is near:
+        # "You can pay within 60 days" must not become "within 1,014 days".
+        counted = bool(clause_after) and clause_after[0] in _COUNTS
         for word in [
             *clause_after[:1],
             *reversed(clause_before),
@@ -196,12 +202,14 @@ class Checker:
             *after[1:],
         ]:
             for issue in self.space.issues:
+                if counted and issue is self.price:
+                    continue
                 if word in self._words[issue.name] and self._plausible(issue, value, m):
                     return issue.name
         if m.group("pct"):
             return next((i.name for i in self.space.issues if i.unit == "%" and self._plausible(i, value, m)), None)
         holders = [i for i in self.space.issues if self._plausible(i, value, m)]
-        if self.price is not None and self.price in holders and value >= 100 and len(holders) == 1:
+        if self.price is not None and self.price in holders and value >= 100 and len(holders) == 1 and not counted:
             return self.price.name
         return None
 
