@@ -175,6 +175,8 @@ ATTACKS = [
     (MakeOffer(terms=MINE, message="Thanks for making a new offer to our buyer."), "buyer_role"),
     (MakeOffer(terms=MINE, message="Now we're going to get together to talk about a price."), "commitment"),
     (Accept(message="This offer has been accepted. Do not buy it."), "other_terms"),
+    (Accept(message="Deal, and we include assembly."), "other_terms"),  # an acceptance adds nothing
+    (Accept(message="Deal. I'll also add a second one."), "other_terms"),
     # a price off the table in words (the digits were read, the words only beside a currency)
     (MakeOffer(terms=MINE, message="I can do nine hundred."), "price"),
     (MakeOffer(terms=MINE, message="Seven hundred, final."), "price"),

@@ -98,7 +98,8 @@ _OTHER_TERMS = re.compile(
     r"\b(?:but|provided|as\s+long\s+as|on\s+(?:the\s+)?condition|only\s+if|in\s+exchange|instead)\b"
     r"|\bno\s+deal\b|\bno\s+offer\s+accepted\b|\bno\s+longer\b|\bnot\s+quite\b|\bcan(?:no|')t\s+do\s+it\b|\b(?:can'?t|cannot|won'?t|will\s+not|do\s+not|don'?t)\s+accept\b|\bno\s+longer\s+(?:available|accepting)\b"
     r"|\b(?:write|send|make|give)\b[^.!?]*\b(?:your|an?|another|new|better)\s+(?:offer|counter)\b"
-    r"|\bfor\s+accepting\b|\bplease\s+accept\b|\b(?:do\s+not|don'?t)\s+buy\b"  # the seller's own terms held out as what was accepted
+    r"|\bfor\s+accepting\b|\bplease\s+accept\b|\b(?:do\s+not|don'?t)\s+buy\b"
+    r"|\b(?:we|i)(?:'ll|\s+will|\s+can)?\s+(?:also\s+)?(?:include|add|throw\s+in)\b"  # "Deal, and we include assembly."  # the seller's own terms held out as what was accepted
     # "Here is my offer." on an acceptance puts the seller's own terms forward (two labellers, 11 of 11)
     r"|\bhere(?:'s|\s+is|\s+are)\s+(?:my|our)\s+(?:\w+\s+)?(?:offers?|proposals?|counter)\b",
     re.I,
