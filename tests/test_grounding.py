@@ -177,6 +177,10 @@ ATTACKS = [
     (Accept(message="This offer has been accepted. Do not buy it."), "other_terms"),
     (Accept(message="Deal, and we include assembly."), "other_terms"),  # an acceptance adds nothing
     (Accept(message="Deal. I'll also add a second one."), "other_terms"),
+    # ... and under the talk suite's buyers (shard 0/48)
+    (MakeOffer(terms=MINE, message="Thanks for your interest. Here is my proposal. I'll accept it."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="There you go. If you want to pay me, I'm not going to charge it."), "commitment"),
+    (MakeOffer(terms=MINE, message="Here is my offer. If you want to pay"), "cut"),
     # a price off the table in words (the digits were read, the words only beside a currency)
     (MakeOffer(terms=MINE, message="I can do nine hundred."), "price"),
     (MakeOffer(terms=MINE, message="Seven hundred, final."), "price"),

@@ -65,7 +65,8 @@ _CLAIMS_DEAL = re.compile(
     r"|\b(?:it|that|this)\s+is\s+a\s+deal\b|\bdone\s+deal\b|\bconsider\s+it\s+done\b|\byou\s+win\b"
     r"|\b(?:it|this|that|the\s+\w+)(?:'s|\s+is|\s+are)\s+(?:all\s+|now\s+)?yours\s*[.!]*\s*$"
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|this|our)\s+deal\b"
-    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+){0,2}for\s+(?:taking|buying)\s*[.!]*$",  # "Thank you very much for taking."
+    r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+){0,2}for\s+(?:taking|buying)\s*[.!]*$"  # "Thank you very much for taking."
+    r"|\b(?:i|we)(?:'ll|\s+will|\s+shall)\s+(?:gladly\s+|happily\s+)?accept\s+(?:it|this|that|yours|your)\b",  # on a counter
     re.I,
 )
 # The words a deal is told with, in any phrasing ("We've just reached an agreement.", "We're
@@ -134,6 +135,7 @@ _COMMITMENTS: dict[str, str] = {
     r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b|\d\s*%\s*(?:off|discount)\b",
     # something for nothing, in vetted words: "at no cost", "costs you nothing", "take fifty off", "two for one"
     "extras": r"\bat\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)\b|\bno\s+(?:extra\s+|additional\s+)?charge\b"
+    r"|\b(?:not|never|won'?t|will\s+not)\s+(?:going\s+to\s+|be\s+)?charg\w*"
     r"|\b(?:costs?|pay|charge)\s+(?:you\s+|me\s+|us\s+)?nothing\b|\bfor\s+nothing\b|\b(?:per\s*cent|percent)\s+(?:off|discount)\b"
     r"|\b(?:take|knock|shave|get|give\s+you|cut)\s+(?!it\b)(?:[\w$.,%]+\s+){1,3}off\b(?!\s+the\s+table)"
     r"|\bpay\s+(?:me\s+|us\s+)?(?:later|half|nothing)\b|\bhalf\s+back\b|\b(?:two|2)\s+for\s+(?:one|1|the\s+price)\b"
@@ -239,6 +241,8 @@ _CUT = re.compile(
 )
 # A trailing ellipsis finishes nothing ("Here's our offer for..."): the sentence is judged without it.
 _ELLIPSIS = re.compile(r"\s*(?:\.{2,}|…)\s*$")
+# A condition with no end mark and nothing after it: "If you want to pay" (the token limit came first).
+_DANGLING_IF = re.compile(r"^\s*(?:if|when|unless|because|although|once)\b[^,.!?;:]*$", re.I)
 _DANGLING = re.compile(r"\b(?:you|we|i|they)'(?:ve|re|ll|d|m)\s*$", re.I)  # "Make sure you've"
 
 
@@ -326,6 +330,7 @@ class Grounding:
         bare = _ELLIPSIS.sub("", sentence)
         return bool(
             _CUT.search(bare)
+            or _DANGLING_IF.search(bare)
             or _DANGLING.search(bare)
             or self._unfinished(sentence)
             or self.bare_issue.search(sentence)
