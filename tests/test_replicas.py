@@ -105,6 +105,32 @@ async def test_a_move_without_expected_turn_that_loses_the_store_is_refused_not_
         assert stored.transcript == won[0].transcript and stored.turn == 2
 
 
+async def test_an_apps_subclass_of_the_sqlite_saver_keeps_moves_exactly_once_across_replicas(tmp_path):
+    """The ledger was chosen by the saver's own class name: an app's subclass of AsyncSqliteSaver got
+    an in-process ledger, and two replicas (two connections to one file) each stored the same turn."""
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    class LoggingSaver(AsyncSqliteSaver):  # what an app adds to the store it hands the service
+        pass
+
+    store = tmp_path / "s.sqlite"
+    sc = generate(0)
+    async with aiosqlite.connect(store) as ca, aiosqlite.connect(store) as cb:
+        a = Sessions("scripted/boulware?latency=0.05", LoggingSaver(ca))
+        b = Sessions("scripted/boulware?latency=0.05", LoggingSaver(cb))
+        st = await a.open(sc)
+        offer = {**sc.buyer.ideal(sc.space), "price": 600}
+        results = await asyncio.gather(
+            a.move(st.id, BuyerMove.offer(offer, "from a")),
+            b.move(st.id, BuyerMove.offer(offer, "from b")),
+            return_exceptions=True,
+        )
+        won = [r for r in results if not isinstance(r, BaseException)]
+        assert len(won) == 1 and isinstance([r for r in results if r not in won][0], MoveConflict), results
+        assert (await b.get(st.id)).transcript == (await a.get(st.id)).transcript == won[0].transcript
+
+
 def test_a_checkpoint_written_late_does_not_hide_a_newer_exchange():
     """The ledger, not the latest checkpoint, is the record: exchanges laid over in turn order."""
     m = [{"party": p, "action": {"action": "make_offer", "terms": {"x": i}}} for i, p in enumerate("bsbsbs")]

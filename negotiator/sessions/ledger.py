@@ -132,10 +132,12 @@ _IN_PROCESS: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary(
 def ledger_for(saver: Any) -> Ledger:
     """The ledger that lives in the same database as ``saver``'s checkpoints; for any other saver, the
     one in-process ledger of that saver, so every ``Sessions`` on it meets in the same ledger."""
-    kind = type(saver).__name__
-    if kind == "AsyncSqliteSaver" and hasattr(saver, "conn") and hasattr(saver, "lock"):
+    # By the names along its class's MRO, not its own name: an app's subclass of a saver (to add logging,
+    # say) is still that database, and an in-process ledger there would let two replicas store a move twice.
+    kinds = {c.__name__ for c in type(saver).__mro__}
+    if "AsyncSqliteSaver" in kinds and hasattr(saver, "conn") and hasattr(saver, "lock"):
         return SqliteLedger(saver)
-    if kind == "AsyncPostgresSaver" and hasattr(saver, "_cursor"):
+    if "AsyncPostgresSaver" in kinds and hasattr(saver, "_cursor"):
         return PostgresLedger(saver)
     ledger = _IN_PROCESS.get(saver)
     if ledger is None:
