@@ -131,6 +131,30 @@ async def test_an_apps_subclass_of_the_sqlite_saver_keeps_moves_exactly_once_acr
         assert (await b.get(st.id)).transcript == (await a.get(st.id)).transcript == won[0].transcript
 
 
+async def test_two_replicas_opening_one_id_at_once_open_it_once(tmp_path):
+    """A protocol face opens under its client's id (an A2A task id); a client retrying against another
+    replica opened it twice, and the later checkpoint stood: the first caller's token did not verify and
+    the seller's opening move it was shown was never stored."""
+    store = tmp_path / "s.sqlite"
+    sc = next(generate(s) for s in range(20) if generate(s).opener == "seller")  # the seller's move widens the race
+    sid = "cd" * 16
+    async with (
+        Sessions.connect("scripted/boulware?latency=0.05", store) as a,
+        Sessions.connect("scripted/boulware?latency=0.05", store) as b,
+    ):
+        results = await asyncio.gather(
+            a.open(sc.listing(), session_id=sid), b.open(sc.listing(), session_id=sid), return_exceptions=True
+        )
+        assert sorted(type(r).__name__ for r in results) == ["MoveConflict", "OpenedSession"], results
+        (opened,) = [r for r in results if not isinstance(r, BaseException)]
+        for s in (a, b):
+            assert await s.verify_token(sid, opened.token)
+            assert (await s.get(sid)).transcript == opened.transcript
+            assert len(await s.seller_turns(sid)) == 1
+        moved = await b.move(sid, BuyerMove.walk_away(expected_turn=opened.turn))
+        assert moved.status == "no_deal" and len(moved.transcript) == 2  # the opening row is no exchange
+
+
 def test_a_checkpoint_written_late_does_not_hide_a_newer_exchange():
     """The ledger, not the latest checkpoint, is the record: exchanges laid over in turn order."""
     m = [{"party": p, "action": {"action": "make_offer", "terms": {"x": i}}} for i, p in enumerate("bsbsbs")]

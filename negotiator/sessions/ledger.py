@@ -24,6 +24,9 @@ import weakref
 from typing import Any
 
 TABLE = "negotiator_turns"
+OPENED = -1
+"""The row claimed when a negotiation opens under an id its caller chose (an A2A task id): of two
+replicas opening one id at once, one does. It holds no exchange: ``overlay`` skips it."""
 
 
 class Ledger:
@@ -157,6 +160,8 @@ def overlay(values: dict[str, Any], rows: list[tuple[int, dict[str, Any]]]) -> d
     moves = list(out.get("moves", []))
     turns = list(out.get("seller_turns", []))
     for turn, change in rows:
+        if turn == OPENED:
+            continue
         if turn > len(moves):
             break  # cannot happen: every exchange was claimed on the state before it
         moves = moves[:turn] + change["moves"]

@@ -79,7 +79,7 @@ from ..errors import (
 from ..party import Party, PartyView, PublicMove, TurnRecord
 from ..runtime.run import hold_limits
 from ..tracing import get_tracer, record_turn, span_of
-from .ledger import ledger_for, overlay
+from .ledger import OPENED, ledger_for, overlay
 from .moves import BuyerMove, MoveConflict, to_action
 from .state import OpenedSession, SessionState, public_state, replay
 
@@ -261,8 +261,8 @@ class Sessions:
         it to the shopper's page; :meth:`verify_token` checks it on later requests.
         ``session_id`` (32 hex digits, unused) lets a protocol face give the negotiation the
         id its own protocol already chose (an A2A task id); by default a fresh one. An id in use is a
-        ``MoveConflict``, also for the second of two opens racing in one process (not yet across processes
-        on one store: of two replicas opening the same id at once, the later checkpoint stands).
+        ``MoveConflict``, also for the second of two opens racing, in one process or in replicas on one
+        store (the opening is claimed in the ledger before it is stored).
         """
         self._usable()
         scenario, limits = _checked(scenario, limits)
@@ -278,9 +278,11 @@ class Sessions:
         # An id the caller chose may come twice at once (a protocol face's task id): under the session's lock
         # the second finds the first instead of overwriting it (its token, the seller's opening move).
         async with self._locks.setdefault(sid, asyncio.Lock()):
-            if session_id is not None and await self._exists(sid):
-                raise MoveConflict(f"a negotiation with id {sid} already exists")
             now = _now()
+            if session_id is not None and (
+                await self._exists(sid) or not await self._claim(sid, OPENED, {"opened_at": now})
+            ):
+                raise MoveConflict(f"a negotiation with id {sid} already exists")
             token = f"{TOKEN_PREFIX}{sid}_{secrets.token_urlsafe(32)}"
             with span_of(self.tracer, "negotiation.session") as span:
                 span.set_attribute("negotiator.session.id", sid)
