@@ -337,6 +337,27 @@ def test_serve_refuses_a_store_it_cannot_open(a_file, tmp_path):
     assert a_file.read_text() == "not a folder\n"
 
 
+def test_serve_without_a_key_warns_who_can_negotiate_on_the_address_it_listens_on(tmp_path):
+    """The Host check stops a web page (DNS rebinding), not a program that writes its own Host header:
+    on 0.0.0.0 the warning said only programs on this machine could negotiate, while anyone on the
+    network could, by addressing the request to localhost."""
+
+    def warning(host: str) -> str:  # the warning comes before --public-url is read, which stops the command
+        r = cli(
+            "serve", "--no-auth", "--seller", "rule/boulware", "--host", host, "--public-url", "ftp://x", cwd=tmp_path
+        )
+        usage_error(r, "--public-url 'ftp://x'")
+        return said(r)
+
+    for host in ("127.0.0.1", "::1", "localhost"):
+        assert "warning: --no-auth: any program on this machine can negotiate" in warning(host)
+    for host in ("0.0.0.0", "::"):
+        assert (
+            f"warning: --no-auth: listening on {host}, anyone who can reach this port can negotiate by addressing the "
+            "request to localhost (requests to other host names are refused). Local development only."
+        ) in warning(host)
+
+
 def test_serve_on_a_postgres_server_it_cannot_reach_is_one_line_and_exit_3():
     import socket
 

@@ -216,10 +216,16 @@ def serve_command(
     if max_connections < 1:
         raise UsageError(f"--max-connections must be at least 1, got {max_connections}")
     if key is None:
-        err_console.print(
-            "[bold yellow]warning:[/] --no-auth: any program on this machine can negotiate (requests to other host names "
-            "than localhost are refused). Local development only."
-        )
+        from ..models import is_loopback
+
+        if is_loopback(f"[{host}]" if ":" in host else host):
+            who = "any program on this machine can negotiate (requests to other host names than localhost are refused)"
+        else:  # the Host check stops a browser, not a program that writes its own Host header
+            who = (
+                f"listening on {host}, anyone who can reach this port can negotiate by addressing the request to "
+                "localhost (requests to other host names are refused)"
+            )
+        err_console.print(f"[bold yellow]warning:[/] --no-auth: {who}. Local development only.", soft_wrap=True)
     listings = Catalogue.load(catalogue) if catalogue is not None else None
     if public_url is not None and not public_url.startswith(("http://", "https://")):
         raise UsageError(f"--public-url {public_url!r}: give the URL clients use, such as https://shop.example")
