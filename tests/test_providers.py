@@ -295,3 +295,19 @@ def test_an_llm_buyer_that_cannot_decide_is_counted_and_said(tmp_path):
         f"the buyers' models gave {invalid} unusable answers; {fallbacks} buyer turns repeated the buyer's last "
         "offer because its model could not decide" in " ".join(r.stdout.split())
     )
+
+
+def test_an_llm_buyer_whose_retries_all_worked_is_not_said_to_have_fallen_back(tmp_path):
+    """A buyer answer that was unusable once and usable when asked again once printed "0 buyer turns repeated
+    the buyer's last offer ...: scores against those buyers partly measure that fallback", of a run where no
+    turn fell back."""
+    answers = iter(["I would rather not say."])
+    with FakeOpenAIServer(lambda req: next(answers, WALK)) as server:  # one negotiation: its calls come in turn
+        host, port = server._server.server_address[:2]
+        r = eval_llm_buyer("openai/m", f"http://{host}:{port}/v1", tmp_path / "run", "--limit", "1")
+    assert r.returncode == 0, r.stderr[-2000:]
+    overall = json.loads((tmp_path / "run" / "summary.json").read_text())["overall"]
+    assert (overall["buyer_invalid_actions"], overall["buyer_fallbacks"]) == (1, 0)
+    out = " ".join(r.stdout.split())
+    assert "the buyers' models gave 1 unusable answers, each asked again until usable: no buyer turn fell back" in out
+    assert "fallback)" not in out and "partly measure" not in out

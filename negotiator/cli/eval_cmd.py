@@ -623,12 +623,18 @@ def eval_command(
             soft_wrap=True,
         )
     overall = summary["overall"]
-    if overall.get("buyer_invalid_actions") or overall.get("buyer_fallbacks"):
+    if overall.get("buyer_fallbacks"):
         console.print(
             f"[yellow]the buyers' models gave {overall['buyer_invalid_actions']} unusable answers; "
             f"{overall['buyer_fallbacks']} buyer turns repeated the buyer's last offer because its model could not "
             'decide[/]: scores against those buyers partly measure that fallback (`"fallback": true` on those turns '
             "in episodes.jsonl)",
+            soft_wrap=True,
+        )
+    elif overall.get("buyer_invalid_actions"):  # each asked again until usable: the buyers' own moves were scored
+        console.print(
+            f"the buyers' models gave {overall['buyer_invalid_actions']} unusable answers, each asked again until "
+            "usable: no buyer turn fell back",
             soft_wrap=True,
         )
     if rows and len(errors) == len(rows):  # nothing scored: a script must not read it as a run that worked
