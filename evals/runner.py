@@ -73,12 +73,9 @@ def check_spec(spec: str, role: str) -> None:
     try:
         _check_spec(spec, role)
     except UsageError as e:
-        from negotiator.plugins import reserved_name_hint
+        from negotiator.plugins import with_reserved_hint
 
-        hint = reserved_name_hint(spec) if isinstance(spec, str) else ""
-        if hint:
-            raise UsageError(f"{e}. {hint}") from None
-        raise
+        raise with_reserved_hint(e, spec) from None
 
 
 def _check_spec(spec: str, role: str) -> None:

@@ -79,6 +79,13 @@ def reserved_name_hint(spec: str) -> str:
     return ""
 
 
+def with_reserved_hint(e: UsageError, spec: object) -> UsageError:
+    """``e``, told once (``make_party`` may run inside ``check_spec``) why a registration of the
+    built-in name ``spec`` asked for does nothing (``reserved_name_hint``)."""
+    hint = reserved_name_hint(spec) if isinstance(spec, str) else ""
+    return UsageError(f"{e}. {hint}") if hint and hint not in str(e) else e
+
+
 def is_plugin_name(base: str) -> bool:
     """Whether a spec (without its ``?`` parameters) names a plugin party."""
     return bool(FACTORY_PATH.match(base)) or base in registered()
@@ -217,4 +224,5 @@ __all__ = [
     "make_plugin_party",
     "registered",
     "reserved_name_hint",
+    "with_reserved_hint",
 ]

@@ -155,6 +155,24 @@ def test_a_package_that_registers_a_built_in_name_is_told_it_cannot(on_path):
     assert "registers" not in str(e.value)  # no package registers that one
 
 
+def test_a_registered_built_in_name_is_told_once_where_the_check_builds_the_party(monkeypatch):
+    """`--buyer scripted/mine` (or local/...), which a package registers: the eval's check builds the party with
+    make_party, and each added the same hint, so the error said it twice."""
+    from types import SimpleNamespace
+
+    from negotiator import plugins
+    from negotiator.sim import make_party
+
+    mine = SimpleNamespace(name="scripted/mine", value="mylib:make", dist=SimpleNamespace(name="mylib"))
+    monkeypatch.setattr(plugins, "_entry_points", lambda: [mine])
+    hint = "mylib registers 'scripted/mine' (mylib:make) as a party, but rule/, scripted/, local/, mcp+, a2a+ and human"
+    for build in (lambda: check_spec("scripted/mine", "buyer"), lambda: make_party("scripted/mine", "buyer")):
+        with pytest.raises(UsageError) as e:
+            build()
+        assert str(e.value).startswith("unknown scripted model 'mine'; choose one of ")
+        assert str(e.value).count(hint) == 1, str(e.value)
+
+
 def test_an_unknown_registered_name_lists_the_installed_ones(on_path):
     with pytest.raises(
         UsageError, match=r"entry points negotiator\.parties: aspiration/buyer, aspiration/fixed-seller"

@@ -32,12 +32,9 @@ def make_party(
     try:
         return _make_party(spec, role, seed, base_url, api_key, instructions, limits, llm_options)
     except UsageError as e:
-        from ..plugins import reserved_name_hint
+        from ..plugins import with_reserved_hint
 
-        hint = reserved_name_hint(spec) if isinstance(spec, str) else ""
-        if hint:
-            raise UsageError(f"{e}. {hint}") from None
-        raise
+        raise with_reserved_hint(e, spec) from None
 
 
 def _make_party(
