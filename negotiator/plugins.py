@@ -30,6 +30,7 @@ import asyncio
 import functools
 import importlib
 import inspect
+import math
 import os
 import re
 import sys
@@ -170,7 +171,18 @@ class PluginParty:
     def __init__(self, inner: Any, spec: str, role: str):
         self.inner, self.spec, self.role = inner, spec, role
         self.family = getattr(inner, "family", None) or "plugin"
-        self.move_timeout: float | None = getattr(inner, "move_timeout", MOVE_TIMEOUT)
+        seconds = getattr(inner, "move_timeout", MOVE_TIMEOUT)
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not math.isfinite(seconds)
+            or seconds <= 0
+        ):  # each negotiation would end at once in a TimeoutError (nan, 0, -1) or a TypeError ('30')
+            raise UsageError(
+                f"party {spec}: move_timeout must be a positive number of seconds, or None to wait for ever, "
+                f"not {seconds!r}"
+            )
+        self.move_timeout: float | None = seconds
 
     @property
     def config(self):  # an LLM-backed plugin's model config, for the runner's rate limiter

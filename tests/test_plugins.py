@@ -558,6 +558,36 @@ async def test_a_plugin_that_never_answers_ends_its_negotiation_not_the_batch():
     assert PluginParty(Fine(), "fine", "buyer").move_timeout == MOVE_TIMEOUT == 120
 
 
+@pytest.mark.parametrize("seconds", ["float('nan')", "float('inf')", "0", "-1", "'30'", "True"])
+def test_a_plugin_move_timeout_that_is_no_number_of_seconds_stops_the_run_before_it_starts(seconds):
+    """move_timeout = nan, 0 or -1 once ended every negotiation in "did not answer within nan s", and '30' in a
+    TypeError, one error episode each; inf waited for ever, which is None's to say."""
+    from negotiator.plugins import PluginParty
+
+    class Slow:
+        move_timeout = eval(seconds)
+
+        async def act(self, view):
+            return None
+
+    with pytest.raises(UsageError) as e:
+        PluginParty(Slow(), "pt_slow:make", "buyer")
+    assert str(e.value) == (
+        f"party pt_slow:make: move_timeout must be a positive number of seconds, or None to wait for ever, "
+        f"not {eval(seconds)!r}"
+    )
+
+
+def test_a_broken_move_timeout_stops_eval_before_any_negotiation(tmp_path, monkeypatch):
+    (tmp_path / "pt_slow.py").write_text(
+        "from negotiator import WalkAway\n\nclass make:\n    move_timeout = float('nan')\n\n"
+        "    def __init__(self, role, seed=0):\n        pass\n\n    async def act(self, view):\n        return WalkAway()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UsageError, match=r"^party pt_slow:make: move_timeout must be a positive number"):
+        check_spec("pt_slow:make", "buyer")
+
+
 def test_a_plugin_party_refuses_a_base_url_it_would_never_use(tmp_path, monkeypatch):
     """`negotiator eval --seller PLUGIN --seller-base-url URL` ran without a word while the URL went
     nowhere (a rule seller is refused); a training pool gives a plugin buyer none."""
