@@ -280,3 +280,25 @@ def test_the_commands_a_run_prints_run_as_typed(tmp_path):
         )
         assert r.returncode == 0, r.stderr
         assert f"watch:    {start} view runs" in r.stdout and f"compare:  {start} report runs " in r.stdout
+
+
+def test_the_commands_a_run_prints_keep_a_spec_and_a_folder_whole(tmp_path):
+    """A folder named `a [b]` lost its `[b]` to the console's markup (`--out /tmp/a /rule_boulware`), and a
+    buyer spec with `?` went unquoted, which a shell reads as a pattern: each printed command, split as a shell
+    splits it, now gives back what the run used."""
+    import shlex
+
+    out = tmp_path / "a [b]" / "run"
+    buyer = "rule/boulware?e=0.5"
+    r = cli("eval", "--seller", "scripted/boulware", "--buyer", buyer, "--limit", "1", "--quiet", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    (line,) = [ln for ln in lines if ln.startswith("for a point of comparison")]
+    rule = shlex.split(line.split("(seconds, no model): ", 1)[1].split("; this summary")[0])
+    assert rule[rule.index("--buyer") + 1] == buyer
+    assert rule[rule.index("--out") + 1] == str(tmp_path / "a [b]" / "rule_boulware")
+    (report,) = [ln for ln in lines if ln.startswith("report:   ")]
+    assert shlex.split(report)[-1] == str(out)
+    (watch,) = [ln for ln in lines if ln.startswith("watch:    ")]
+    assert shlex.split(watch)[-1] == str(out.parent)
+    assert f"episodes: {out / 'episodes.jsonl'}" in lines

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -593,22 +594,27 @@ def eval_command(
     if reference is not None:
         console.print(reference["line"], markup=False, highlight=False, soft_wrap=True)
     elif not seller.startswith("rule/"):
-        again = "".join(f" --buyer {b}" for b in buyers) if buyer else ""
-        again += f" --buyer-base-url {buyer_base_url}" if buyer and buyer_base_url else ""  # buyers behind a proxy
+        rule = ["eval", "--seller", "rule/boulware", "--suite", suite]
+        for b in buyers if buyer else []:
+            rule += ["--buyer", b]
+        if buyer and buyer_base_url:
+            rule += ["--buyer-base-url", buyer_base_url]  # buyers behind a proxy
+        rule += ["--seed", str(seed)] if seed else []
+        rule += ["--out", str(out_dir.parent / "rule_boulware")] if out else []
         console.print(
             f"for a point of comparison, run a rule seller on the same negotiations (seconds, no model): "
-            f"{me} eval --seller rule/boulware --suite {suite}{again}"
-            + (f" --seed {seed}" if seed else "")
-            + (f" --out {out_dir.parent / 'rule_boulware'}" if out else "")
-            + "; this summary then shows it beside the next run",
+            f"{me} {shlex.join(rule)}; this summary then shows it beside the next run",
+            markup=False,  # a spec's [ or a folder's is the command's, not rich's
             highlight=False,
             soft_wrap=True,
         )
+    run, runs = shlex.quote(str(out_dir)), shlex.quote(str(out_dir.parent))
     console.print(
         f"episodes: {out_dir / 'episodes.jsonl'}\nsummary:  {out_dir / 'summary.json'}\n"
-        f"report:   {me} report {out_dir}\n"
-        f"compare:  {me} report {out_dir.parent}   (every run in it, on the negotiations they share)\n"
-        f"watch:    {me} view {out_dir.parent}",
+        f"report:   {me} report {run}\n"
+        f"compare:  {me} report {runs}   (every run in it, on the negotiations they share)\n"
+        f"watch:    {me} view {runs}",
+        markup=False,
         highlight=False,
         soft_wrap=True,  # paths and commands whole, to copy
     )
@@ -619,7 +625,7 @@ def eval_command(
         console.print(
             f"[bold yellow]{len(errors)} negotiation{'s' if len(errors) > 1 else ''} ended in an error[/] "
             f"(left out of the scores): {said}; "
-            f"`{escape(me)} eval --resume {escape(str(out_dir))}` plays them again",
+            f"`{escape(me)} eval --resume {escape(run)}` plays them again",
             soft_wrap=True,
         )
     overall = summary["overall"]
