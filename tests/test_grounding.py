@@ -119,6 +119,11 @@ def test_each_ungrounded_family_is_found(action, reason):
         "That said, I'm happy to include assembly if we can settle on price.",
         "We're close, so let's meet somewhere in the middle.",
         "Thanks for your patience while we work this out.",
+        # honest words the rules of 2026-12-06 once removed: a choice is no sale, two weeks no gift
+        "The choice is yours.",
+        "Take your time, the decision is yours.",
+        "You get two weeks delivery with this offer.",
+        "I'll get the desk off to you in 14 days.",
     ],
 )
 def test_grounded_messages_pass_untouched(message):

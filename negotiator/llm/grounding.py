@@ -63,7 +63,7 @@ _CLAIMS_DEAL = re.compile(
     r"|\b(?:i'?d|i\s+would|we'?d|we\s+would)\s+(?:\w+\s+)?like\s+to\s+accept\s+(?:this|your|the)\b"
     # a sale told without a deal's own words: "It is a deal.", "Done deal.", "The desk is yours.", "You win."
     r"|\b(?:it|that|this)\s+is\s+a\s+deal\b|\bdone\s+deal\b|\bconsider\s+it\s+done\b|\byou\s+win\b"
-    r"|\b(?:it|this|that|the\s+\w+)(?:'s|\s+is|\s+are)\s+(?:all\s+|now\s+)?yours\s*[.!]*\s*$"
+    r"|\b(?:it|this|that|the\s+(?!(?:choice|decision|call|pick|move|turn|pleasure)\b)\w+)(?:'s|\s+is|\s+are)\s+(?:all\s+|now\s+)?yours\s*[.!]*\s*$"
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+)?for\s+(?:the|this|our)\s+deal\b"
     r"|\bthanks?\s+(?:you\s+)?(?:\w+\s+){0,2}for\s+(?:taking|buying)\s*[.!]*$"  # "Thank you very much for taking."
     r"|\b(?:i|we)(?:'ll|\s+will|\s+shall)\s+(?:gladly\s+|happily\s+)?accept\s+(?:it|this|that|yours|your)\b",  # on a counter
@@ -137,9 +137,9 @@ _COMMITMENTS: dict[str, str] = {
     "extras": r"\bat\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)\b|\bno\s+(?:extra\s+|additional\s+)?charge\b"
     r"|\b(?:not|never|won'?t|will\s+not)\s+(?:going\s+to\s+|be\s+)?charg\w*"
     r"|\b(?:costs?|pay|charge)\s+(?:you\s+|me\s+|us\s+)?nothing\b|\bfor\s+nothing\b|\b(?:per\s*cent|percent)\s+(?:off|discount)\b"
-    r"|\b(?:take|knock|shave|get|give\s+you|cut)\s+(?!it\b)(?:[\w$.,%]+\s+){1,3}off\b(?!\s+the\s+table)"
+    r"|\b(?:take|knock|shave|get|give\s+you|cut)\s+(?!it\b)(?:[\w$.,%]+\s+){1,3}off\b(?!\s+(?:the\s+table|to)\b)"
     r"|\bpay\s+(?:me\s+|us\s+)?(?:later|half|nothing)\b|\bhalf\s+back\b|\b(?:two|2)\s+for\s+(?:one|1|the\s+price)\b"
-    r"|\b(?:include|throw\s+in|add|get)\s+(?:a\s+second|another|an\s+extra|two|three)\b|\beverything\s+(?:is\s+)?included\b"
+    r"|\b(?:include|throw\s+in|add|get)\s+(?:a\s+second|another|an\s+extra|(?:two|three)(?!\s+(?:days?|weeks?|months?|years?)\b))\b|\beverything\s+(?:is\s+)?included\b"
     r"|\b(?:two|three|a\s+second|another)\s+\w+\s+for\s+(?:that|this|the\s+same)\s+price\b",
     "stock": r"\bout\s+of\s+stock\b|\bin\s+stock\b",
     "meeting": r"\bgo\s+to\s+(?:your|my|our)\s+place\b|\bget\s+together\b|\brestaurant\b|\bhotel\b|\breservation\b|\bsign\s+below\b|\bphotos?\b|\bvideos?\b"
