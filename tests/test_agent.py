@@ -138,8 +138,11 @@ def test_sync_calls_from_threads_share_one_loop_and_keep_their_own_limits():
     agent = SellerAgent(ScriptedModel(answer), strategy=None, mode="json", limits={"minimum": {"price": 700}})
     scenario = generate(0)
 
+    together = threading.Barrier(8)  # 8 calls at once, so from 8 threads, however fast each call is
+
     def ask(i: int):
         caller.set(i)
+        together.wait(timeout=120)  # a guard against a hang, not a timing
         floor = 800 + 10 * i  # each caller's own limit for its negotiation, on top of the agent's
         listing = scenario.listing().model_copy(update={"seller_limits": HardLimits(minimum={"price": floor})})
         offer = {**scenario.seller.ideal(scenario.space), "price": floor}
@@ -148,7 +151,7 @@ def test_sync_calls_from_threads_share_one_loop_and_keep_their_own_limits():
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(ask, range(16)))
-    assert len({thread for _, _, thread in results}) > 1  # the calls came from several threads
+    assert len({thread for _, _, thread in results}) == 8  # the calls came from every thread of the pool
     assert len({loop for loop, _ in seen}) == 1 and sorted(c for _, c in seen) == list(range(16))
     # The model echoed each buyer's offer at that negotiation's own floor: inside its limits, not another's.
     assert [price for _, price, _ in results] == [floor for floor, _, _ in results] == [800 + 10 * i for i in range(16)]
