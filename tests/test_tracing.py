@@ -432,3 +432,33 @@ async def test_docs_tracing_names_every_attribute_a_negotiation_and_a_session_re
         n for n, _ in recorded
     }
     assert sorted(f"{n}: {k}" for n, k in recorded if f"`{k}`" not in page and f"`{k}=" not in page) == []
+
+
+async def test_a_partys_error_that_ends_the_run_leaves_no_words_in_spans(traced, monkeypatch):
+    """An error a party raises that ends the run (a UsageError, its message the party's own values) was
+    recorded on the negotiation's and the turn's spans with its text and traceback, as the session spans'
+    once were; now only its kind, its text with capture on."""
+    from negotiator import UsageError
+    from negotiator.plugins import PluginParty
+
+    tracer, exporter = traced
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    monkeypatch.delenv("NEGOTIATOR_TRACE_CONTENT", raising=False)
+
+    class Leaky:
+        def act(self, view):
+            raise UsageError(f"my floor is {SENTINEL}")
+
+    async def play():
+        seller = PluginParty(Leaky(), "leaky", "seller")
+        with pytest.raises(UsageError, match="ZEBRA-7781"):  # the caller is told all of it
+            await run_negotiation(seller, make_party("rule/conceder", "buyer"), generate(0), tracer=tracer)
+
+    await play()
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert spans["negotiation"].status.description == spans["negotiation.turn"].status.description == "UsageError"
+    assert "ZEBRA-7781" not in _all_text(exporter)
+    exporter.clear()
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    await play()
+    assert "ZEBRA-7781" in _all_text(exporter)  # opted in: the check above can fail

@@ -18,7 +18,7 @@ from ..domain.protocol import ProtocolState
 from ..domain.scenario import Scenario
 from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
-from ..tracing import error_description, get_tracer, record_turn
+from ..tracing import error_description, get_tracer, record_turn, span_of
 from ..version import git_commit, package_version
 from .episode import (
     Episode,
@@ -60,7 +60,7 @@ async def run_negotiation(
     t0 = time.perf_counter()
     eid = episode_id_ or episode_id(scenario.id, scenario.fingerprint, seller.spec, buyer.spec, seed)
 
-    with tracer.start_as_current_span("negotiation") as span:
+    with span_of(tracer, "negotiation") as span:
         span.set_attribute("negotiator.episode_id", eid)
         span.set_attribute("negotiator.scenario_id", scenario.id)
         span.set_attribute("negotiator.seller", seller.spec)
@@ -68,7 +68,7 @@ async def run_negotiation(
         while not state.done:
             role = state.to_move
             view = PartyView.of(scenario, role, moves, negotiation_id=eid)
-            with tracer.start_as_current_span("negotiation.turn") as tspan:
+            with span_of(tracer, "negotiation.turn") as tspan:
                 tspan.set_attribute("negotiator.turn", state.turn)
                 tspan.set_attribute("negotiator.party", role)
                 try:
