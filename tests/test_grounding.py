@@ -124,6 +124,7 @@ def test_each_ungrounded_family_is_found(action, reason):
         "Take your time, the decision is yours.",
         "You get two weeks delivery with this offer.",
         "I'll get the desk off to you in 14 days.",
+        "This desk will match all your needs.",  # no price matching: that is "match any lower quote"
     ],
 )
 def test_grounded_messages_pass_untouched(message):

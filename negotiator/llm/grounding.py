@@ -131,7 +131,7 @@ _COMMITMENTS: dict[str, str] = {
     "refund": r"\brefund\w*|\bnon[- ]?refundable\b|\bmoney[- ]back\b",
     "returns": r"\breturn(?:s|ed|able)?\b(?!\s+(?:to\s+)?(?:you|the\s+table|offer))|\bexchange\s+polic",
     "gift": r"\bgift\w*|\bfree\s+(?:gift|bonus|extra)\b",
-    "any_price": r"\b(?:any|whatever)\s+price\b|\b(?:match|beat)\s+(?:any|every|all)\b|\bprice\s+you\s+(?:like|want|choose)\b"
+    "any_price": r"\b(?:any|whatever)\s+price\b|\b(?:match|beat)\s+(?:any|every|all)\b(?=[^.!?]*\b(?:price|quote|offer|deal|competitor|bid|lower|cheaper|better)s?\b)|\bprice\s+you\s+(?:like|want|choose)\b"
     r"|\b(?:at\s+)?an?\s+[\d.,]+\s*%?\s+discount\b|\bwithout\s+(?:the\s+|any\s+)?payment\b|\d\s*%\s*(?:off|discount)\b",
     # something for nothing, in vetted words: "at no cost", "costs you nothing", "take fifty off", "two for one"
     "extras": r"\bat\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)\b|\bno\s+(?:extra\s+|additional\s+)?charge\b"
