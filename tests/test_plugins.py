@@ -466,10 +466,11 @@ async def test_the_guard_holds_a_plugin_seller_to_its_floor_whatever_it_returns(
         offers = [t.action.terms for t in mine if t.action.action == "make_offer"]
         assert offers and all(scenario.seller.utility(o) >= floor for o in offers)
         kinds = {k for t in mine if t.guard for k in t.guard.kinds}
-        assert kinds and kinds <= {"offer_repaired", "accept_blocked"}  # its words are its own: never rewritten
-        assert all(
-            t.action.message in ("Take it.", "Sure.", "I can't accept those terms, but I can offer this.") for t in mine
-        )
+        assert kinds and kinds <= {"offer_repaired", "accept_blocked"}  # its words are never checked as a model's
+        for t in mine:  # ... but words that spoke of terms the guard took off the table go with them
+            said = {None: ("Take it.", "Sure."), "offer_repaired": ("Here is my offer.",)}
+            said["accept_blocked"] = ("I can't accept those terms, but I can offer this.",)
+            assert t.action.message in said[t.guard.kinds[0] if t.guard else None], (t.guard, t.action.message)
 
 
 async def test_a_plugin_seller_in_the_service_keeps_the_businesss_hard_limits():
