@@ -181,3 +181,38 @@ def test_a_message_listing_every_term_agrees_with_its_terms():
                 assert checker.correct(t.action.message, t.action.terms) == (t.action.message, 0), t.action.message
                 checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Pay within 30 days.",  # "pay" names the payment terms (net30): 30 may be theirs, not the delivery's
+        "Payment within 45 days.",
+        "Pay 700 within 30 days.",
+        "Delivery in 10 days with 12 months warranty.",  # months are no delivery days
+        "Delivery in 2 weeks.",
+    ],
+)
+def test_a_number_that_may_be_another_issues_is_removed_not_rewritten(said):
+    # Before, "Pay within 30 days." became "Pay within 28 days.": the delivery's value on a payment
+    # sentence, a promise the seller never made. A correction only puts a number's own issue's value.
+    sc = generate(0)
+    terms = {"price": 1014, "delivery_days": 28, "assembly": "none", "payment_terms": "upfront"}
+    checker = Checker(sc.space, sc.currency)
+    out, found = checker.correct(f"{said} Thanks.", terms)
+    assert found >= 1 and out == "Thanks."
+
+
+@pytest.mark.parametrize(
+    "said, rewritten, found",
+    [
+        ("We deliver in 10 days.", "We deliver in 28 days.", 1),
+        ("Delivery in 14 days and the price is 1,100.", "Delivery in 28 days and the price is 1,014.", 2),
+        ("Delivery in 10 days, pay upfront.", "Delivery in 28 days, pay upfront.", 1),
+        ("I can do 900 for it.", "I can do 1,014 for it.", 1),
+    ],
+)
+def test_a_number_of_one_issue_is_still_put_right_in_place(said, rewritten, found):
+    sc = generate(0)
+    terms = {"price": 1014, "delivery_days": 28, "assembly": "none", "payment_terms": "upfront"}
+    assert Checker(sc.space, sc.currency).correct(said, terms) == (rewritten, found)

@@ -20,7 +20,10 @@ the sentence states it as the seller's own: the nearest owner word before it is 
 seller's ("my offer", "our price", "here is", "we offer") and no "you"/"your" is nearer, or
 it is "included". Otherwise a seller could claim the buyer's option as its own terms
 ("here is my offer ... assembly included" while the terms hold none). A contradicting number is
-rewritten to the terms' value; a sentence that names an option the terms do not hold, or
+rewritten to the terms' value of its own issue, and only where its issue is certain: a number
+that counts another unit ("12 months" read as the delivery's days) or whose clause names another
+issue that could hold it ("Pay within 30 days.": "pay" names the payment terms, net30) is not
+rewritten, its sentence is removed; a sentence that names an option the terms do not hold, or
 that still contradicts them once rewritten, is removed. When nothing is left, the message is
 written from the terms. So a corrected message always reads back clean.
 """
@@ -214,7 +217,7 @@ class Checker:
         return None
 
     @staticmethod
-    def _plausible(issue: NumericIssue | DiscreteIssue, value: float, m: re.Match) -> bool:
+    def _plausible(issue: NumericIssue | DiscreteIssue, value: float, m: re.Match | None) -> bool:
         """Could ``value`` be meant for ``issue``: within its range, give or take the range again."""
         if isinstance(issue, DiscreteIssue):
             nums = [float(o) for o in issue.options if isinstance(o, (int, float)) and not isinstance(o, bool)]
@@ -280,6 +283,8 @@ class Checker:
             found += len(bad)
             if any(isinstance(m.value, str) for m in bad):
                 continue  # a wrong option: the sentence goes
+            if any(self._uncertain(sentence, m) for m in bad):
+                continue  # a number that may be another issue's: rewriting it could promise a term on the wrong issue
             rewritten = self._rewrite(sentence, bad, terms)
             # A number's issue is read partly from its size, so a rewritten number can read as
             # another issue's: in "pay a 2-2-1-0 on your delivery day" the 0 is too small for a
@@ -290,6 +295,37 @@ class Checker:
         if not found:
             return message, 0
         return (" ".join(kept) if kept else self.from_terms(terms)), found
+
+    def _uncertain(self, sentence: str, m: Mention) -> bool:
+        """Whether the clause of ``m`` names another issue that could hold its number and that no
+        other value of the sentence states: "Pay within 30 days." reads 30 as the delivery's (its
+        unit), but "pay" names the payment terms (net30), so 30 may be theirs. Rewritten to the
+        delivery's 28, the seller would promise payment in 28 days: such a sentence goes instead."""
+        text = _norm(sentence)
+        clause = _CLAUSE.split(text[: m.start])[-1] + " " + _CLAUSE.split(text[m.end :], maxsplit=1)[0]
+        said = _WORD.findall(clause)
+        others = {o.issue for o in self.mentions(sentence)} - {m.issue}
+        unit = (_WORD.findall(text[m.end :])[:1] or [""])[0]
+        money = unit == self.currency or re.search(r"[$€£]\s?$", text[: m.start]) is not None
+        if self.price is not None and m.issue == self.price.name and money:
+            return False  # an amount told by its currency is the price's
+        if unit in _COUNTS and unit.rstrip("s") != self.space.issue(m.issue).unit.lower().rstrip("s"):
+            return True  # "12 months" read as the delivery's days: it counts something else
+        counted = unit in _COUNTS
+        for issue in self.space.issues:
+            if issue.name == m.issue or issue.name in others or not any(self._names(w, issue) for w in said):
+                continue
+            if isinstance(issue, DiscreteIssue) and not all(isinstance(o, (int, float)) for o in issue.options):
+                if any(ch.isdigit() for o in issue.options for ch in str(o)):  # "net30": its options count too
+                    return True
+            elif not (counted and issue is self.price) and self._plausible(issue, float(m.value), None):
+                return True
+        return False
+
+    def _names(self, word: str, issue: NumericIssue | DiscreteIssue) -> bool:
+        """Whether ``word`` names ``issue``, in its own words or a form of one ("pay" for "payment")."""
+        names = self._words[issue.name]
+        return word in names or f"{word}ment" in names or f"{word}ments" in names
 
     def _rewrite(self, sentence: str, bad: list[Mention], terms: Offer) -> str:
         """Numbers put right in place: the sentence as the model wrote it, with the offer's values."""
