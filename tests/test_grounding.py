@@ -190,6 +190,13 @@ ATTACKS = [
     # a price off the table in words (the digits were read, the words only beside a currency)
     (MakeOffer(terms=MINE, message="I can do nine hundred."), "price"),
     (MakeOffer(terms=MINE, message="Seven hundred, final."), "price"),
+    # a deal told done in the word "deal" itself, which honest sales talk also uses ("a good deal")
+    (MakeOffer(terms=MINE, message="Deal done."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="You've got yourself a deal."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="We've got a deal."), "claims_deal"),
+    (MakeOffer(terms=MINE, message="Deal sealed!"), "claims_deal"),
+    (MakeOffer(terms=MINE, message="The deal is closed."), "claims_deal"),
+    (WalkAway(message="We have struck a deal."), "claims_deal"),
 ]
 
 
@@ -208,6 +215,14 @@ def test_an_attackers_sentences_are_found(action, reason):
         MakeOffer(terms=MINE, message="Take it or leave it."),
         MakeOffer(terms=MINE, message="Let me take that off the table."),
         WalkAway(message="Goodbye. I can't do 560."),
+        MakeOffer(terms=MINE, message="This is a good deal for you."),
+        MakeOffer(terms=MINE, message="Let's make a deal."),
+        MakeOffer(terms=MINE, message="It's a great deal at 880 USD."),
+        MakeOffer(terms=MINE, message="Let's close the deal at 880 USD."),
+        MakeOffer(terms=MINE, message="If you agree, we have a deal."),
+        MakeOffer(terms=MINE, message="I hope we can make a deal."),
+        Accept(message="Deal done."),  # on an acceptance the deal is real
+        Accept(message="You've got yourself a deal."),
     ],
 )
 def test_an_attackers_neighbours_pass(action):

@@ -6,7 +6,8 @@ terms of its own move, and the buyer's standing terms named as theirs. A sentenc
 beyond them is a commitment the business never made, and the guard removes it:
 
 * ``claims_deal``: a counter-offer or a walk-away that says it accepted or that the item is sold,
-  or tells a deal in its own words ("We've just reached an agreement.", "The desk is yours.");
+  or tells a deal in its own words ("We've just reached an agreement.", "The desk is yours."), or
+  tells the deal done ("Deal done.", "You've got yourself a deal."; "a good deal" tells none);
 * ``invites_offers``: a walk-away that asks for more offers;
 * ``other_terms``: an acceptance that adds a condition ("Deal, but with 20 more seats");
 * ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
@@ -76,6 +77,11 @@ _CLAIM_WORDS = re.compile(
     r"\b(?:accepted|agreed|agreement|sold|purchased|bought|congratulations)\b"
     r"|\b(?:pleased|happy|glad|delighted|honou?red|pleasure)\s+to\s+(?:accept|agree)\b"
     r"|\b(?:i|we)\s+(?:\w+\s+)?agree\b|\bagree\s+to\s+(?:it|this|that)\b"
+    # a deal told done: the word "deal" beside a word that completes it ("Deal done.", "You've got
+    # yourself a deal.", "deal sealed"); "a good deal", "let's make a deal" complete nothing
+    r"|\bdeal\s+(?:is\s+|was\s+|has\s+been\s+)?(?:done|made|closed|struck|sealed|settled|complete[d]?|finali[sz]ed)\b"
+    r"|\b(?:done|closed|sealed|struck|settled|made|clinched)\s+(?:the\s+|a\s+|our\s+|this\s+|that\s+)?deal\b"
+    r"|\b(?:got|have|has)\s+(?:(?:yourself|yourselves|ourselves|myself|you|us|me)\s+)?a\s+deal\b"
     r"|\b(?:your|the|this)\s+offer\s+is\s+(?:good|great|fine|acceptable|perfect|ok(?:ay)?)(?:\s+enough)?"
     r"(?:\s+for\s+(?:you|me|us))?\s*[.!]*\s*$|\bhappy\s+to\s+receive\b",
     re.I,
