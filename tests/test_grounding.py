@@ -292,6 +292,23 @@ def test_policies_the_listing_states_may_be_cited():
     assert _reasons(cited) == ["commitment"]  # the same words where the listing states no such policy
 
 
+def test_a_commitment_counts_as_the_listings_only_in_its_whole_words():
+    # electronics: an accessories option "case_and_charger". Before, "charge" passed as the listing's
+    # own word (its first five letters, "charg", are in "charger"): "No charge for delivery." reached the buyer.
+    listing = generate(0, "retail_electronics")
+    mine = {**listing.seller.ideal(listing.space), "accessories": "case_and_charger"}
+    check = Grounding(PartyView.of(listing, "seller", [], negotiation_id="n"))
+    for said in ("No charge for delivery.", "We won't charge for the case."):
+        assert [f.reason for f in check.findings(MakeOffer(terms=mine, message=said))] == ["commitment"], said
+    assert check.findings(MakeOffer(terms=mine, message="The case and charger are included.")) == []
+    # ... while the listing's own words pass in another inflection
+    data = listing.model_dump()
+    policies = ["Returns accepted within 30 days.", "Refunds go to the card used."]
+    shop = type(listing).model_validate({**data, "product": {**data["product"], "policies": policies}})
+    check = Grounding(PartyView.of(shop, "seller", [], negotiation_id="n"))
+    assert check.findings(MakeOffer(terms=mine, message="A returned item gets a refund within 30 days.")) == []
+
+
 def test_the_business_words_and_the_listings_own_pass_the_vocabulary():
     branded = MakeOffer(terms=MINE, message="Oakline desks are built to last.")
     assert _reasons(branded) == ["unvetted"]

@@ -13,7 +13,7 @@ beyond them is a commitment the business never made, and the guard removes it:
 * ``commitment``: refunds, returns, gifts, fees, taxes, deposits, eligibility or legal
   conditions, payment instruments, other currencies, dates and deadlines, contact or
   off-platform steps, something for nothing ("at no cost", "take fifty off"), unless the
-  listing's own text names them;
+  listing's own text names them in whole words ("charger" names no "charge");
 * ``buyer_role``: the seller speaking as the buyer ("I will pay", "I'd like to purchase");
 * ``annotation``: template or prompt residue ("{{note: ...", "[offer]", "TODO");
 * ``price``: a price-like number (next to a currency, or of a price's magnitude in digits or
@@ -270,7 +270,8 @@ class Grounding:
         for issue in sc.issues:
             facts.append(issue.name.replace("_", " "))
             facts += [str(o).replace("_", " ") for o in getattr(issue, "options", ())]
-        self.facts = " ".join(facts).lower()
+        # the words a commitment may cite, as their roots: "returns" lets "returned" pass
+        self.fact_roots = {r for w in re.findall(r"[a-z]+", " ".join(facts).lower()) for r in _roots(w)}
         # The words a term's value ends on: options, units, issue names ("net60", "days", "guided").
         terms = [f"{i.name} {i.name.replace('_', ' ')} {i.unit}" for i in sc.issues]
         terms += [f"{o} {str(o).replace('_', ' ')}" for i in sc.issues for o in getattr(i, "options", ())]
@@ -400,9 +401,11 @@ class Grounding:
         return not re.fullmatch(r"[\d.,%-]+", last) and last not in self.vocabulary
 
     def _listed(self, words: str) -> bool:
-        """Whether the listing's own text names this commitment (its stem, at least)."""
-        stem = [w for w in re.sub(r"[^a-z]", " ", words.lower()).split() if len(w) > 2]
-        return bool(stem) and all(w[:5] in self.facts for w in stem)  # "1:30 pm" has no word to find
+        """Whether the listing's own text names this commitment: each of its words, whole or inflected
+        ("returns" for "returned", "refundable" for "refund"), is a word of the listing; "charge" is
+        not "charger" (a ``case_and_charger`` option lets no "No charge for delivery." pass)."""
+        said = [w for w in re.sub(r"[^a-z]", " ", words.lower()).split() if len(w) > 2]
+        return bool(said) and all(_roots(w) & self.fact_roots for w in said)  # "1:30 pm" has no word to find
 
     def _allowed_numbers(self, action: AnyAction) -> list[float]:
         values: list[float] = []
@@ -563,6 +566,19 @@ class Grounding:
         if self._unit_as_total(action, sentence, said):
             return True
         return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) and x not in listed for x in said)
+
+
+_INFLECTIONS = ("s", "es", "d", "ed", "ing", "able")
+
+
+def _roots(word: str) -> set[str]:
+    """``word`` and what it inflects ("returned", "returns" -> "return"; "refundable" -> "refund"). A
+    longer word is another word: "charger" is no form of "charge"."""
+    out = {word}
+    for suffix in _INFLECTIONS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            out |= {word[: -len(suffix)], word[: -len(suffix)] + "e"}
+    return out
 
 
 def _span_count(count: str) -> float:
