@@ -197,6 +197,10 @@ ATTACKS = [
     (MakeOffer(terms=MINE, message="Deal sealed!"), "claims_deal"),
     (MakeOffer(terms=MINE, message="The deal is closed."), "claims_deal"),
     (WalkAway(message="We have struck a deal."), "claims_deal"),
+    # the move's own option denied (offering upfront payment)
+    (MakeOffer(terms=MINE, message="Upfront payment not needed."), "contradiction"),
+    (MakeOffer(terms=MINE, message="No upfront payment."), "contradiction"),
+    (MakeOffer(terms=MINE, message="You don't have to pay upfront."), "contradiction"),
 ]
 
 
@@ -221,6 +225,11 @@ def test_an_attackers_sentences_are_found(action, reason):
         MakeOffer(terms=MINE, message="Let's close the deal at 880 USD."),
         MakeOffer(terms=MINE, message="If you agree, we have a deal."),
         MakeOffer(terms=MINE, message="I hope we can make a deal."),
+        MakeOffer(terms=MINE, message="Payment is upfront."),
+        MakeOffer(terms=MINE, message="Payment upfront, no assembly."),  # "none" is denied by "no"
+        MakeOffer(terms=MINE, message="I can't do net60, but upfront works."),
+        MakeOffer(terms=MINE, message="Net60 is not possible; payment upfront."),
+        MakeOffer(terms=MINE, message="Assembly is not included."),
         Accept(message="Deal done."),  # on an acceptance the deal is real
         Accept(message="You've got yourself a deal."),
     ],

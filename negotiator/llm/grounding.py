@@ -20,8 +20,9 @@ beyond them is a commitment the business never made, and the guard removes it:
   words, or a bare decimal) that is neither the move's nor the buyer's standing terms, or a
   garbled one; the buyer's price given as the seller's ("You can have it for 560." offering
   880); a unit price given as the whole order's ("The total is 40 USD.");
-* ``contradiction``: an issue of named options given a number ("assembly 3"), or the buyer's
-  value of an issue given as the seller's ("We deliver in 7 days." offering 14);
+* ``contradiction``: an issue of named options given a number ("assembly 3"), the buyer's
+  value of an issue given as the seller's ("We deliver in 7 days." offering 14), or an option
+  of the terms denied ("Upfront payment not needed." offering upfront);
 * ``unvetted``: a word that neither the vetted vocabulary (``negotiator.llm.vocabulary``) nor
   the listing nor the business's instructions holds: new nonsense no pattern names;
 * ``cut``: the message's last sentence stops mid-way.
@@ -208,6 +209,10 @@ _TOTAL = re.compile(
     re.I,
 )
 _PER_UNIT = re.compile(r"\b(?:per|a|each|every)\s+(?:unit|seat|item|piece|box|guest|one)\b|\beach\b|\bapiece\b|/", re.I)
+# A word that denies what its clause says ("not needed", "no upfront payment", "without"); firmness
+# ("not negotiable") denies nothing of the terms.
+_NEGATION = re.compile(r"\b(?:not|no|never|without|nor|neither|none)\b(?!\s+(?:negotiable|up\s+for))|n't\b", re.I)
+_CLAUSES = re.compile(r"[,;:()]|\s[-\u2013\u2014]\s|\bbut\b", re.I)
 # A number no reader can take at its word: "1,3033", "1,30,33".
 _GARBLED = re.compile(r"\d,\d{4,}|\d,\d{1,2},\d")
 # A span of time: "in 125 days", "2 weeks", "a 3-year plan".
@@ -379,6 +384,8 @@ class Grounding:
             return "contradiction"
         if self.misplaced_option is not None and self.misplaced_option.search(sentence):
             return "contradiction"
+        if self._negated_option(action, sentence):
+            return "contradiction"
         if self._stray_price(action, sentence, allowed) or _GARBLED.search(sentence):
             return "price"
         theirs = self._theirs_as_own(action, sentence)
@@ -389,6 +396,21 @@ class Grounding:
         if self.words.unknown(sentence):
             return "unvetted"
         return None
+
+    def _negated_option(self, action: AnyAction, sentence: str) -> bool:
+        """An option of the terms denied in the clause that names it: "Upfront payment not needed."
+        offering upfront payment, "No upfront payment." The buyer reads the opposite of the move."""
+        terms: Offer | None = getattr(action, "terms", None) or (
+            self.view.standing_offer if isinstance(action, Accept) else None
+        )
+        for value in (terms or {}).values():
+            if not isinstance(value, str) or _NEGATION.search(value.replace("_", " ")):
+                continue  # an option that is itself an absence ("none") is not denied by "no"
+            option = re.escape(value).replace("_", "[ _]")
+            for clause in _CLAUSES.split(sentence):
+                if re.search(rf"\b{option}\b", clause, re.I) and _NEGATION.search(clause):
+                    return True
+        return False
 
     def _unfinished(self, sentence: str) -> bool:
         """A long last sentence with no end mark that does not end on a term's value: "If you wish
