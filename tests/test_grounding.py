@@ -352,6 +352,20 @@ def test_the_guard_removes_the_sentence_and_counts_it():
     assert Guard(_view()).check(only_bad)[0].message == "Here is my offer."  # the strategy's own sentence
 
 
+def test_a_sentence_looped_to_the_token_limit_is_said_once():
+    from negotiator.llm.guard import Guard
+
+    looped = "Thanks for your interest. " + "Here is my offer. " * 40 + "Here is my"  # cut by the token limit
+    new, intervention = Guard(_view()).check(MakeOffer(terms=MINE, message=looped))
+    assert new.message == "Thanks for your interest. Here is my offer." and new.terms == MINE
+    assert intervention is not None and intervention.reasons["message_grounding"] == "repeated, cut"
+    for said in (  # said twice is emphasis, and sentences that differ are no loop
+        "Thank you. Here is my offer. Thank you.",
+        "Here is my offer. Here's my offer. This is my offer.",
+    ):
+        assert Guard(_view()).check(MakeOffer(terms=MINE, message=said)) == (MakeOffer(terms=MINE, message=said), None)
+
+
 @pytest.mark.parametrize("say", FAMILIES)
 async def test_the_sdk_seller_never_sends_an_ungrounded_sentence(say):
     seller = SellerAgent(f"scripted/ungrounded?say={say}", strategy=None)

@@ -25,7 +25,9 @@ beyond them is a commitment the business never made, and the guard removes it:
   of the terms denied ("Upfront payment not needed." offering upfront);
 * ``unvetted``: a word that neither the vetted vocabulary (``negotiator.llm.vocabulary``) nor
   the listing nor the business's instructions holds: new nonsense no pattern names;
-* ``cut``: the message's last sentence stops mid-way.
+* ``cut``: the message's last sentence stops mid-way;
+* ``repeated``: a sentence said three times or more in the message (a model looping to its
+  token limit: "Here is my offer. Here is my offer. ..."); the first one stays.
 
 This is a check of English words and patterns: it reads the failure families measured on the
 embedded model's output, then every word (docs/guard.md says what it catches and what it
@@ -325,8 +327,22 @@ class Grounding:
     def findings(self, action: AnyAction) -> list[Finding]:
         """Every sentence of the action's message that the listing and the move do not back."""
         said = sentences(action.message or "")
+        return [
+            Finding(reason, sentence)
+            for reason, sentence in zip(self._reasons(action, said), said, strict=True)
+            if reason
+        ]
+
+    def _reasons(self, action: AnyAction, said: list[str]) -> list[str | None]:
+        """The reason each sentence of ``said`` goes, or None where it stays."""
         allowed = self._allowed_numbers(action)
         reasons = [self._reason(action, sentence, allowed) for sentence in said]
+        # A sentence said three times or more is a loop to the token limit, not emphasis ("Thank you.
+        # Thank you."): the first one stays.
+        keys = [" ".join(re.findall(r"\w+", sentence.lower())) for sentence in said]
+        for k, key in enumerate(keys):
+            if reasons[k] is None and key in keys[:k] and keys.count(key) >= 3:
+                reasons[k] = "repeated"
         # The message ends on its last sentence that stays: cut ones go until a finished one ends it
         # ("Here is my offer: a." before a sentence the check removed is the end the buyer reads).
         for k in reversed(range(len(said))):
@@ -334,7 +350,7 @@ class Grounding:
                 if not self._cut(said[k]):
                     break
                 reasons[k] = "cut"
-        return [Finding(reason, sentence) for reason, sentence in zip(reasons, said, strict=True) if reason is not None]
+        return reasons
 
     def _cut(self, sentence: str) -> bool:
         """A sentence that stops mid-way: on a comma, a word that needs another, an issue without its value
@@ -350,11 +366,12 @@ class Grounding:
 
     def ground(self, action: AnyAction) -> tuple[AnyAction, list[Finding]]:
         """The action with the failing sentences removed (the strategy's sentence if none is left)."""
-        found = self.findings(action)
+        said = sentences(action.message or "")
+        reasons = self._reasons(action, said)
+        found = [Finding(reason, sentence) for reason, sentence in zip(reasons, said, strict=True) if reason]
         if not found:
             return action, found
-        gone = {f.sentence for f in found}
-        kept = " ".join(s.strip() for s in sentences(action.message or "") if s not in gone).strip()
+        kept = " ".join(s.strip() for s, reason in zip(said, reasons, strict=True) if reason is None).strip()
         return action.model_copy(update={"message": kept or own_sentence(action)}), found
 
     def _reason(self, action: AnyAction, sentence: str, allowed: list[float]) -> str | None:
