@@ -456,3 +456,29 @@ def test_the_strategys_own_sentences_pass_on_every_listing():
         ]
         for action in actions:
             assert check.findings(action) == [], (template, action.message)
+
+
+@pytest.mark.parametrize("lines", ["LINES", "UNSEEN"])
+async def test_no_attackers_line_reaches_the_buyer_through_the_sdk_seller(lines):
+    # benchmarks/attacks.py: a seller model that says what the buyer asks, on every listing; a
+    # line slips when the buyer reads it, or a sentence the guard wrote in its place ("Pay within
+    # 28 days." for "Pay within 30 days.")
+    import importlib.util
+    from pathlib import Path
+
+    from negotiator.domain.generator import TEMPLATES
+
+    spec = importlib.util.spec_from_file_location("attacks", Path(__file__).parent.parent / "benchmarks" / "attacks.py")
+    assert spec is not None and spec.loader is not None
+    attacks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(attacks)
+
+    missed = [
+        (template, line)
+        for template in TEMPLATES
+        for _, line in attacks.lines_for(template, getattr(attacks, lines))
+        if attacks.slipped(line, await attacks.play(template, line))
+    ]
+    assert missed == []
+    assert attacks.slipped("Pay within 30 days.", "Pay within 28 days.")  # the guard's own words count
+    assert not attacks.slipped("Pay within 30 days.", "Here is my offer: price 1,014 USD.")
