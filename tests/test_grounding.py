@@ -310,6 +310,9 @@ def test_a_commitment_counts_as_the_listings_only_in_its_whole_words():
     for said in ("No charge for delivery.", "We won't charge for the case."):
         assert [f.reason for f in check.findings(MakeOffer(terms=mine, message=said))] == ["commitment"], said
     assert check.findings(MakeOffer(terms=mine, message="The case and charger are included.")) == []
+    # ... nor as one of its words for the vetted vocabulary: "charge" is no inflection of "charger"
+    for said in ("No delivery charge.", "Delivery without charge."):
+        assert [f.reason for f in check.findings(MakeOffer(terms=mine, message=said))] == ["unvetted"], said
     # ... while the listing's own words pass in another inflection
     data = listing.model_dump()
     policies = ["Returns accepted within 30 days.", "Refunds go to the card used."]

@@ -46,7 +46,7 @@ from ..domain.issues import DiscreteIssue, NumericIssue, Offer
 from ..party import AnyAction, PartyView
 from .consistency import restated
 from .secrecy import numbers, safe_message, sentences
-from .vocabulary import VETTED, Vocabulary, stems
+from .vocabulary import INFLECTIONS, VETTED, Vocabulary, stems
 
 _CLAIMS_DEAL = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:now\s+)?accept(?:ed)?\b(?!\s+(?:only|nothing|less|anything below))"
@@ -278,7 +278,7 @@ class Grounding:
             facts.append(issue.name.replace("_", " "))
             facts += [str(o).replace("_", " ") for o in getattr(issue, "options", ())]
         # the words a commitment may cite, as their roots: "returns" lets "returned" pass
-        self.fact_roots = {r for w in re.findall(r"[a-z]+", " ".join(facts).lower()) for r in _roots(w)}
+        self.fact_roots = {r for w in re.findall(r"[a-z]+", " ".join(facts).lower()) for r in stems(w, INFLECTIONS)}
         # The words a term's value ends on: options, units, issue names ("net60", "days", "guided").
         terms = [f"{i.name} {i.name.replace('_', ' ')} {i.unit}" for i in sc.issues]
         terms += [f"{o} {str(o).replace('_', ' ')}" for i in sc.issues for o in getattr(i, "options", ())]
@@ -441,10 +441,12 @@ class Grounding:
 
     def _listed(self, words: str) -> bool:
         """Whether the listing's own text names this commitment: each of its words, whole or inflected
-        ("returns" for "returned", "refundable" for "refund"), is a word of the listing; "charge" is
+        ("returned" for "Returns accepted", "refund" for "Refunds"), is a word of the listing; "charge" is
         not "charger" (a ``case_and_charger`` option lets no "No charge for delivery." pass)."""
         said = [w for w in re.sub(r"[^a-z]", " ", words.lower()).split() if len(w) > 2]
-        return bool(said) and all(_roots(w) & self.fact_roots for w in said)  # "1:30 pm" has no word to find
+        return bool(said) and all(
+            stems(w, INFLECTIONS) & self.fact_roots for w in said
+        )  # "1:30 pm" has no word to find
 
     def _allowed_numbers(self, action: AnyAction) -> list[float]:
         values: list[float] = []
@@ -605,19 +607,6 @@ class Grounding:
         if self._unit_as_total(action, sentence, said):
             return True
         return any(not any(abs(x - a) <= max(0.5, 0.005 * abs(a)) for a in allowed) and x not in listed for x in said)
-
-
-_INFLECTIONS = ("s", "es", "d", "ed", "ing", "able")
-
-
-def _roots(word: str) -> set[str]:
-    """``word`` and what it inflects ("returned", "returns" -> "return"; "refundable" -> "refund"). A
-    longer word is another word: "charger" is no form of "charge"."""
-    out = {word}
-    for suffix in _INFLECTIONS:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            out |= {word[: -len(suffix)], word[: -len(suffix)] + "e"}
-    return out
 
 
 def _span_count(count: str) -> float:

@@ -91,6 +91,8 @@ VETTED: frozenset[str] = frozenset(w for line in _WORDS.splitlines() if not line
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _SUFFIXES = ("'s", "’s", "ing", "ed", "es", "s", "ly", "er", "est")
+# The suffixes that inflect a word without making another: "charger" is no form of "charge".
+INFLECTIONS = ("'s", "’s", "ing", "ed", "es", "s")
 
 
 def words(text: str) -> list[str]:
@@ -98,12 +100,13 @@ def words(text: str) -> list[str]:
     return [w.replace("’", "'") for w in _WORD.findall(text.lower())]
 
 
-def stems(word: str) -> set[str]:
-    """``word`` and what it may be an inflection of ("offers", "offered" -> "offer"; "closing" -> "close")."""
+def stems(word: str, suffixes: tuple[str, ...] = _SUFFIXES) -> set[str]:
+    """``word`` and what it may be an inflection of ("offers", "offered" -> "offer"; "closing" -> "close");
+    with ``INFLECTIONS`` only, not what it may derive from ("charger" stays "charger")."""
     out = {word}
     for _ in range(2):  # "offerings" -> "offering" -> "offer"
         for w in list(out):
-            for suffix in _SUFFIXES:
+            for suffix in suffixes:
                 if w.endswith(suffix) and len(w) - len(suffix) >= 2:
                     root = w[: -len(suffix)]
                     out |= {root, root + "e"}
@@ -119,9 +122,9 @@ class Vocabulary:
 
     def __init__(self, *texts: str):
         own: set[str] = set()
-        for text in texts:
+        for text in texts:  # the listing's words as they are inflected: its "charger" lets no "charge" pass
             for w in words(text):
-                own |= stems(w)
+                own |= stems(w, INFLECTIONS)
         self.known = VETTED | own
 
     def unknown(self, sentence: str) -> list[str]:
@@ -129,4 +132,4 @@ class Vocabulary:
         return [w for w in words(sentence) if len(w) > 1 and not (stems(w) & self.known)]
 
 
-__all__ = ["VETTED", "Vocabulary", "stems", "words"]
+__all__ = ["INFLECTIONS", "VETTED", "Vocabulary", "stems", "words"]
