@@ -321,6 +321,33 @@ def test_a_commitment_counts_as_the_listings_only_in_its_whole_words():
     assert check.findings(MakeOffer(terms=mine, message="A returned item gets a refund within 30 days.")) == []
 
 
+@pytest.mark.parametrize(
+    "terms, message, found",
+    [
+        (MINE, "Payment in 14 days.", ["commitment"]),  # the delivery's 14 days are no payment term
+        (MINE, "Pay within 45 days.", ["commitment"]),
+        ({**MINE, "payment_terms": "net30"}, "Payment within 30 days.", []),  # net30, in words
+        ({**MINE, "payment_terms": "net30"}, "You pay within 30 days of delivery.", []),
+        (MINE, "Pay upfront, delivery in 14 days.", []),
+        (MINE, "You pay upfront and we deliver in 2 weeks.", []),
+    ],
+)
+def test_a_span_told_of_paying_is_held_only_by_a_payment_term(terms, message, found):
+    assert _reasons(MakeOffer(terms=terms, message=message)) == found
+
+
+def test_a_span_told_of_paying_on_a_listing_without_payment_terms_is_removed():
+    # electronics: delivery in 14 days and no payment terms; "You can pay in 2 weeks." read the
+    # delivery's span as a payment plan the business never offered
+    listing = generate(0, "retail_electronics")
+    mine = {**listing.seller.ideal(listing.space), "delivery_days": 14}
+    check = Grounding(PartyView.of(listing, "seller", [], negotiation_id="n"))
+    assert [f.reason for f in check.findings(MakeOffer(terms=mine, message="You can pay in 2 weeks."))] == [
+        "commitment"
+    ]
+    assert check.findings(MakeOffer(terms=mine, message="Delivery in 2 weeks.")) == []
+
+
 def test_the_business_words_and_the_listings_own_pass_the_vocabulary():
     branded = MakeOffer(terms=MINE, message="Oakline desks are built to last.")
     assert _reasons(branded) == ["unvetted"]

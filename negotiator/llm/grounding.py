@@ -211,6 +211,7 @@ _TOTAL = re.compile(
     re.I,
 )
 _PER_UNIT = re.compile(r"\b(?:per|a|each|every)\s+(?:unit|seat|item|piece|box|guest|one)\b|\beach\b|\bapiece\b|/", re.I)
+_PAYING = re.compile(r"\b(?:pay|pays|paid|paying|payment|payments|payable)\b", re.I)
 # A word that denies what its clause says ("not needed", "no upfront payment", "without"); firmness
 # ("not negotiable") denies nothing of the terms.
 _NEGATION = re.compile(r"\b(?:not|no|never|without|nor|neither|none)\b(?!\s+(?:negotiable|up\s+for))|n't\b", re.I)
@@ -557,6 +558,18 @@ class Grounding:
             for i in self.time_issues
             if isinstance(v := (offer or {}).get(i.name), (int, float))
         ]
+        # A span told of paying is a payment term: an option of the terms that counts it holds it
+        # ("net30" for "Payment within 30 days."), and the delivery's 14 days only where the sentence
+        # names the delivery too ("You can pay in 2 weeks." offering delivery in 14 days goes).
+        if _PAYING.search(sentence):
+            counted = [
+                float(d)
+                for offer in (getattr(action, "terms", None), self.view.standing_offer, self.view.own_last_offer)
+                for v in (offer or {}).values()
+                if isinstance(v, str)
+                for d in re.findall(r"\d+", v)
+            ]
+            spans = spans + counted if self._names_time_issue(sentence) else counted
         for m in _SPAN.finditer(sentence):
             n, unit = _span_count(m.group(1)), m.group(2).lower().rstrip("s")
             days = n * _IN_DAYS[unit]
@@ -564,6 +577,11 @@ class Grounding:
             if not ok and n not in listed:
                 return True
         return False
+
+    def _names_time_issue(self, sentence: str) -> bool:
+        """Whether ``sentence`` names an issue counted in time ("delivery", "warranty")."""
+        names = [w for i in self.time_issues for w in i.name.split("_") if w.rstrip("s") not in _IN_DAYS]
+        return any(re.search(rf"\b{re.escape(w[:7])}", sentence, re.I) for w in names)
 
     def _unit_as_total(self, action: AnyAction, sentence: str, said: list[float]) -> bool:
         """A unit price given as the price of everything ("All 1000 units for 40 USD.", "The total is
