@@ -225,6 +225,8 @@ def test_an_attackers_sentences_are_found(action, reason):
         MakeOffer(terms=MINE, message="Let's close the deal at 880 USD."),
         MakeOffer(terms=MINE, message="If you agree, we have a deal."),
         MakeOffer(terms=MINE, message="I hope we can make a deal."),
+        MakeOffer(terms=MINE, message="Do we have a deal?"),  # a question tells no sale
+        MakeOffer(terms=MINE, message="880 USD: is it a deal?"),
         MakeOffer(terms=MINE, message="Payment is upfront."),
         MakeOffer(terms=MINE, message="Payment upfront, no assembly."),  # "none" is denied by "no"
         MakeOffer(terms=MINE, message="I can't do net60, but upfront works."),

@@ -378,7 +378,10 @@ class Grounding:
     def _reason(self, action: AnyAction, sentence: str, allowed: list[float]) -> str | None:
         if isinstance(action, (MakeOffer, WalkAway)):
             claim = _CLAIMS_DEAL.search(sentence)
-            if claim and not _CONDITIONAL.search(sentence[: claim.start()]):  # "If your offer is accepted, ..."
+            asks = re.search(r"\?\W*$", sentence) is not None  # "Do we have a deal?" asks, it tells no sale
+            if (
+                claim and not asks and not _CONDITIONAL.search(sentence[: claim.start()])
+            ):  # "If your offer is accepted, ..."
                 return "claims_deal"
             claim = _CLAIM_WORDS.search(sentence)
             if claim and not _NOT_A_CLAIM.search(sentence) and not self._listed(claim.group()):
