@@ -198,6 +198,9 @@ ATTACKS = [
     (MakeOffer(terms=MINE, message="The deal is closed."), "claims_deal"),
     (WalkAway(message="We have struck a deal."), "claims_deal"),
     # the move's own option denied (offering upfront payment)
+    (MakeOffer(terms=MINE, message="We have a deal, right?"), "claims_deal"),  # a tag asks nothing
+    (MakeOffer(terms=MINE, message="We have a deal, right?"), "claims_deal"),  # a tag asks nothing
+    (MakeOffer(terms=MINE, message="I have accepted your offer?"), "claims_deal"),
     (MakeOffer(terms=MINE, message="Upfront payment not needed."), "contradiction"),
     (MakeOffer(terms=MINE, message="No upfront payment."), "contradiction"),
     (MakeOffer(terms=MINE, message="You don't have to pay upfront."), "contradiction"),

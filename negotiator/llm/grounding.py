@@ -100,6 +100,10 @@ _INVITES = re.compile(
     r"|\bcome\s+back\b|\bchange\s+your\s+mind\b|\breach\s+out\b|\bget\s+back\s+to\s+me\b|\bany\s*time\b",
     re.I,
 )
+# A question that asks from its clause's first word ("Do we have a deal?", "So, is it a deal?").
+_ASKS = re.compile(
+    r"(?:^|[,;:]\s*)\W*(?:do|does|did|is|are|was|have|has|can|could|shall|should|will|would)\b[^,;:]*$", re.I
+)
 _CONDITIONAL = re.compile(r"\b(?:if|once|when|until|unless)\b[^.!?]*$", re.I)
 # A figure under 1 where no price is that small: the seller's private worth of an offer ("You pay 0.53 more").
 _WORTH = re.compile(r"(?<![\d.,$€£])0\.\d{1,3}\b")
@@ -378,10 +382,9 @@ class Grounding:
     def _reason(self, action: AnyAction, sentence: str, allowed: list[float]) -> str | None:
         if isinstance(action, (MakeOffer, WalkAway)):
             claim = _CLAIMS_DEAL.search(sentence)
-            asks = re.search(r"\?\W*$", sentence) is not None  # "Do we have a deal?" asks, it tells no sale
-            if (
-                claim and not asks and not _CONDITIONAL.search(sentence[: claim.start()])
-            ):  # "If your offer is accepted, ..."
+            # "Do we have a deal?" asks, it tells no sale ("We have a deal, right?" tells one)
+            asks = claim and re.search(r"\?\W*$", sentence) and _ASKS.search(sentence[: claim.start()])
+            if claim and not asks and not _CONDITIONAL.search(sentence[: claim.start()]):  # "If ... accepted, ..."
                 return "claims_deal"
             claim = _CLAIM_WORDS.search(sentence)
             if claim and not _NOT_A_CLAIM.search(sentence) and not self._listed(claim.group()):
