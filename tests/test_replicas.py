@@ -92,17 +92,24 @@ async def test_a_move_without_expected_turn_that_loses_the_store_is_refused_not_
         Sessions.connect("scripted/boulware?latency=0.05", store) as a,
         Sessions.connect("scripted/boulware?latency=0.05", store) as b,
     ):
-        st = await a.open(sc)
-        offer = {**sc.buyer.ideal(sc.space), "price": 600}
-        results = await asyncio.gather(
-            a.move(st.id, BuyerMove.offer(offer, "from a")),
-            b.move(st.id, BuyerMove.offer(offer, "from b")),
-            return_exceptions=True,
-        )
-        won = [r for r in results if not isinstance(r, BaseException)]
-        assert len(won) == 1 and isinstance([r for r in results if r not in won][0], MoveConflict)
+        st, won = await _race_two_offers(a, b, sc)
         stored = await b.get(st.id)
-        assert stored.transcript == won[0].transcript and stored.turn == 2
+        assert stored.transcript == won.transcript and stored.turn == 2
+
+
+async def _race_two_offers(a: Sessions, b: Sessions, sc):
+    """Open on ``a``, then send one offer through each at once, neither with ``expected_turn``: exactly one
+    is stored, the other is a MoveConflict. Returns the opened state and the winner's."""
+    st = await a.open(sc)
+    offer = {**sc.buyer.ideal(sc.space), "price": 600}
+    results = await asyncio.gather(
+        a.move(st.id, BuyerMove.offer(offer, "from a")),
+        b.move(st.id, BuyerMove.offer(offer, "from b")),
+        return_exceptions=True,
+    )
+    won = [r for r in results if not isinstance(r, BaseException)]
+    assert len(won) == 1 and isinstance([r for r in results if r not in won][0], MoveConflict), results
+    return st, won[0]
 
 
 async def test_an_apps_subclass_of_the_sqlite_saver_keeps_moves_exactly_once_across_replicas(tmp_path):
@@ -119,16 +126,8 @@ async def test_an_apps_subclass_of_the_sqlite_saver_keeps_moves_exactly_once_acr
     async with aiosqlite.connect(store) as ca, aiosqlite.connect(store) as cb:
         a = Sessions("scripted/boulware?latency=0.05", LoggingSaver(ca))
         b = Sessions("scripted/boulware?latency=0.05", LoggingSaver(cb))
-        st = await a.open(sc)
-        offer = {**sc.buyer.ideal(sc.space), "price": 600}
-        results = await asyncio.gather(
-            a.move(st.id, BuyerMove.offer(offer, "from a")),
-            b.move(st.id, BuyerMove.offer(offer, "from b")),
-            return_exceptions=True,
-        )
-        won = [r for r in results if not isinstance(r, BaseException)]
-        assert len(won) == 1 and isinstance([r for r in results if r not in won][0], MoveConflict), results
-        assert (await b.get(st.id)).transcript == (await a.get(st.id)).transcript == won[0].transcript
+        st, won = await _race_two_offers(a, b, sc)
+        assert (await b.get(st.id)).transcript == (await a.get(st.id)).transcript == won.transcript
 
 
 async def test_two_replicas_opening_one_id_at_once_open_it_once(tmp_path):
