@@ -462,3 +462,22 @@ async def test_a_partys_error_that_ends_the_run_leaves_no_words_in_spans(traced,
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     await play()
     assert "ZEBRA-7781" in _all_text(exporter)  # opted in: the check above can fail
+
+
+async def test_a_move_the_protocol_refuses_marks_its_turn_span_failed(traced):
+    """A party's move the protocol refuses (an offer off the listing's options) ended the negotiation in an
+    error episode, but its turn span said nothing had gone wrong."""
+    from negotiator import MakeOffer
+    from negotiator.plugins import PluginParty
+
+    tracer, exporter = traced
+
+    class Unknown:
+        def act(self, view):
+            return MakeOffer(terms={"colour": "red"}, message="In red.")
+
+    seller, buyer = make_party("rule/boulware", "seller"), PluginParty(Unknown(), "odd", "buyer")
+    ep = await run_negotiation(seller, buyer, generate(0), tracer=tracer)
+    assert ep.error is not None and ep.error.type == "InvalidOffer"
+    (failed,) = [s for s in exporter.get_finished_spans() if s.name == "negotiation.turn" and not s.status.is_ok]
+    assert failed.status.description == "InvalidOffer" and failed.attributes["negotiator.party"] == "buyer"

@@ -79,19 +79,17 @@ async def run_negotiation(
                     error = ErrorInfo(type=type(e).__name__, message=str(e), party=role, transient=e.transient)
                 except Exception as e:  # a bug in a party must not take the batch down
                     error = ErrorInfo(type=type(e).__name__, message=str(e)[:1000], party=role)
-                if error is not None:
+                if error is None:
+                    index = state.turn
+                    try:  # a party's own action, checked and normalised like every move (actions.play)
+                        turn = hold_limits(parties[role], view, turn, tracer)
+                        turn.action = play(state, scenario.space, role, turn.action)
+                    except ProtocolError as e:  # the protocol forbids it: the party's fault
+                        error = ErrorInfo(type="ProtocolError", message=str(e), party=role)
+                    except InvalidOffer as e:
+                        error = ErrorInfo(type="InvalidOffer", message=str(e.problems), party=role)
+                if error is not None:  # the turn that ended the negotiation says so on its span
                     tspan.set_status(trace.Status(trace.StatusCode.ERROR, error_description(error.message, error.type)))
-                    state.fail(role)
-                    break
-                index = state.turn
-                try:  # a party's own action, checked and normalised like every move (actions.play)
-                    turn = hold_limits(parties[role], view, turn, tracer)
-                    turn.action = play(state, scenario.space, role, turn.action)
-                except ProtocolError as e:  # the protocol forbids it: the party's fault
-                    error = ErrorInfo(type="ProtocolError", message=str(e), party=role)
-                except InvalidOffer as e:
-                    error = ErrorInfo(type="InvalidOffer", message=str(e.problems), party=role)
-                if error is not None:
                     state.fail(role)
                     break
                 turn.index, turn.party = index, role
