@@ -150,6 +150,12 @@ def error_description(error: BaseException | str, kind: str | None = None) -> st
     return (kind or type(error).__name__) + (f" (HTTP {status})" if isinstance(status, int) else "")
 
 
+def record_guard(tracer: trace.Tracer, kinds: list[str]) -> None:
+    """The ``negotiator.guard`` span of a seller move the guard changed."""
+    with tracer.start_as_current_span("negotiator.guard") as span:
+        span.set_attribute("negotiator.guard.kinds", kinds)
+
+
 def record_turn(span: trace.Span, turn: TurnRecord) -> None:
     """Attributes of a ``negotiation.turn`` span: who did what, what it cost, whether the guard stepped in.
 

@@ -172,8 +172,9 @@ def build_turn_graph():
             return {"guard": None}
         new, intervention = Guard(state["view"], cfg.strategy, state.get("advice"), cfg.instructions).check(action)
         if intervention is not None and tracer is not None:
-            with tracer.start_as_current_span("negotiator.guard") as span:
-                span.set_attribute("negotiator.guard.kinds", intervention.kinds)
+            from ..tracing import record_guard
+
+            record_guard(tracer, intervention.kinds)
         return {"action": new, "guard": intervention}
 
     def after_parse(state: TurnState) -> str:

@@ -41,6 +41,15 @@ REPAIR_STRATEGY = Strategy()
 """Where a seller without a strategy of its own is repaired to: the default Boulware schedule."""
 
 
+def _result(
+    action: AnyAction, new: AnyAction, kinds: list[str], reasons: dict[str, str]
+) -> tuple[AnyAction, GuardIntervention | None]:
+    """What a check answers: ``action`` untouched when nothing was found, else ``new`` and the record."""
+    if not kinds:
+        return action, None
+    return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+
+
 def _numbers(text: str) -> list[float]:
     """The numbers ``text`` states (number words, glued currency and percentages read too)."""
     return numbers(text)
@@ -72,19 +81,17 @@ class Guard:
         except Exception as e:  # noqa: BLE001 - a message the checks cannot read must not lose the turn: it goes, the terms stay
             said, why = ["message_redacted"], {"message": f"could not be read ({type(e).__name__}: {e}); replaced"}
             new = new.model_copy(update={"message": safe_message(new.terms if isinstance(new, MakeOffer) else None)})
-        kinds += said
-        reasons.update(why)
-        if not kinds:
-            return action, None
-        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+        return _result(action, new, kinds + said, {**reasons, **why})
 
     def check_limits(self, action: AnyAction) -> tuple[AnyAction, GuardIntervention | None]:
-        """The hard limits only (an offer repaired, an accept blocked), the message left as it is:
-        for a seller whose words are its author's own code, not a model's (a plugin party)."""
+        """The hard limits only (an offer repaired, an accept blocked), for a seller whose words are its
+        author's own code, not a model's (a plugin party): they are left as they are, unless the offer was
+        repaired, when they spoke of terms taken off the table ("I can do 507.") and the move's own
+        sentence replaces them."""
         new, kinds, reasons = self._limits(action)
-        if not kinds:
-            return action, None
-        return new, GuardIntervention(kinds=kinds, reasons=reasons, original=action.model_dump())
+        if "offer_repaired" in kinds:
+            new = new.model_copy(update={"message": safe_message(new.terms if isinstance(new, MakeOffer) else None)})
+        return _result(action, new, kinds, reasons)
 
     def _limits(self, action: AnyAction) -> tuple[AnyAction, list[str], dict[str, str]]:
         """An offer across a limit repaired, an accept of terms across one turned into the counter-offer."""

@@ -18,7 +18,7 @@ from ..domain.protocol import ProtocolState
 from ..domain.scenario import Scenario
 from ..errors import InvalidOffer, ProtocolError, ProviderError, RemoteRequestBlocked, UsageError
 from ..party import Party, PartyView, PublicMove, TurnRecord
-from ..tracing import error_description, get_tracer, record_turn, span_of
+from ..tracing import error_description, get_tracer, record_guard, record_turn, span_of
 from ..version import git_commit, package_version
 from .episode import (
     Episode,
@@ -135,16 +135,14 @@ async def run_negotiation(
 
 def hold_limits(party: Party, view: PartyView, turn: TurnRecord, tracer: trace.Tracer) -> TurnRecord:
     """A seller's move held to the seller's limits by the guard a model's moves pass: an offer below the
-    floor repaired, an accept of terms below it blocked. Its words are its author's, left as they are
-    unless the guard changed the move: they spoke of other terms ("I can do 507."), so the move's own
-    sentence replaces them.
+    floor repaired, an accept of terms below it blocked, its words left as its author wrote them unless
+    they spoke of terms taken off the table (``Guard.check_limits``).
     For every seller but those that keep their limits themselves (``keeps_limits``: the built-in rule,
     model and oracle sellers; a remote seller keeps its own service's): a plugin's, or any ``Party`` an
     app passes in. Terms off the listing's grid raise InvalidOffer, as ``play`` would."""
     if view.role != "seller" or getattr(party, "keeps_limits", False):
         return turn
     from ..llm.guard import Guard  # loaded for a plugin seller only: rule-only runs start without it
-    from ..llm.secrecy import safe_message
 
     action = turn.action
     if isinstance(action, MakeOffer):
@@ -152,10 +150,7 @@ def hold_limits(party: Party, view: PartyView, turn: TurnRecord, tracer: trace.T
     new, intervention = Guard(view).check_limits(action)
     if intervention is None:
         return turn
-    if "offer_repaired" in intervention.kinds:
-        new = new.model_copy(update={"message": safe_message(new.terms)})
-    with tracer.start_as_current_span("negotiator.guard") as span:
-        span.set_attribute("negotiator.guard.kinds", intervention.kinds)
+    record_guard(tracer, intervention.kinds)
     return turn.model_copy(update={"action": new, "guard": intervention})
 
 
