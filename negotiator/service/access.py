@@ -121,7 +121,7 @@ class AccessGuard:
         path = scope["path"]
         if path == "/v1" or path.startswith("/v1/") or path in self.protocol_paths:
             try:
-                access = await self._authorise(scope, headers.get("authorization"))
+                access = await self._authorise(scope, headers)
             except StoreUnavailable as e:  # a session token is checked against the store
                 log.warning("%s: %s", path, e)
                 access = _Refusal(503, "store_unavailable", str(e))
@@ -178,9 +178,9 @@ class AccessGuard:
                 scope["path"], scope["raw_path"] = "/redacted", b"/redacted"
         return found
 
-    async def _authorise(self, scope: Scope, header: str | None) -> Access | _Refusal:
+    async def _authorise(self, scope: Scope, headers: Headers) -> Access | _Refusal:
         if self.api_key is None:  # --no-auth: local development, on this machine only
-            host = Headers(scope=scope).get("host")
+            host = headers.get("host")
             if host is not None and not is_loopback_host(host):  # a web page through DNS rebinding
                 return _Refusal(
                     421,
@@ -189,6 +189,7 @@ class AccessGuard:
                     "addressed to localhost, 127.0.0.1 or [::1] only; set NEGOTIATOR_API_KEY to serve other names",
                 )
             return Access(business=True)
+        header = headers.get("authorization")
         scheme, _, credential = (header or "").partition(" ")
         credential = credential.strip()
         protocol = scope["path"] in self.protocol_paths
